@@ -1,0 +1,3 @@
+from tkbench.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Running experiments: plan (config -> run specs), runner (joblib), isolation, store, provenance."""

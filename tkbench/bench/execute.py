@@ -1,0 +1,135 @@
+"""One run, start to finish: data -> split -> CV on the training part -> final fit -> test metrics -> row.
+
+This module runs inside the isolated child process (see :mod:`tkbench.bench.isolation`). It never raises: an
+exception becomes a ``failed`` row with its traceback.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import time
+import traceback
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from tkbench.bench.tuning import select_params
+from tkbench.data import load_dataset, train_test_indices, training_subset
+from tkbench.learners import get_family, make_estimator
+from tkbench.learners.compose import fitted_model, set_model_params
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def base_row(spec: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """The fields every row has, whatever its status."""
+    return {
+        "key": spec["key"],
+        "attempt": context.get("attempt"),
+        "experiment": spec["experiment"],
+        "kind": spec["kind"],
+        "dataset": spec["label"],
+        "dataset_name": spec["dataset"],
+        "method": spec["method"],
+        "family": spec["family"],
+        "solver": spec["solver"],
+        "task": spec["task"],
+        "split": spec["split"],
+        "seed": spec["seed"],
+        "size": spec.get("size"),
+        "vary_param": (spec.get("vary") or {}).get("param"),
+        "vary_value": (spec.get("vary") or {}).get("value"),
+        "status": "running",
+        "error": None,
+        "traceback": None,
+        "spec": spec,
+        "provenance": {k: v for k, v in context.items() if k != "attempt"},
+        "started_at": now(),
+    }
+
+
+def metrics(task: str, y_true: np.ndarray, y_pred: np.ndarray, prefix: str = "") -> dict[str, float]:
+    """Accuracy (%) and balanced accuracy (%) for classification; MSE, MAE and R^2 for regression."""
+    if task == "classification":
+        acc = 100.0 * float(np.mean(y_true == y_pred))
+        classes = np.unique(y_true)
+        recalls = [np.mean(y_pred[y_true == c] == c) for c in classes]
+        return {prefix + "accuracy": acc, prefix + "balanced_accuracy": 100.0 * float(np.mean(recalls))}
+    err = np.asarray(y_true, float) - np.asarray(y_pred, float)
+    mse = float(np.mean(err**2))
+    var = float(np.var(y_true))
+    out = {prefix + "mse": mse, prefix + "mae": float(np.mean(np.abs(err)))}
+    out[prefix + "r2"] = 1.0 - mse / var if var > 0 else float("nan")
+    return out
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _run(spec: dict[str, Any], row: dict[str, Any]) -> None:
+    ds = load_dataset(spec["dataset"], spec["options"])
+    train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=spec["seed"],
+                                     stratify=spec["stratify"], subsample=spec.get("subsample"))
+    if spec.get("size") is not None:
+        train = training_subset(train, int(spec["size"]), spec["seed"] + 1)
+        if spec.get("test_size") is not None:
+            test = training_subset(test, min(int(spec["test_size"]), len(test)), spec["seed"] + 2)
+    X_train, y_train, X_test, y_test = ds.X[train], ds.y[train], ds.X[test], ds.y[test]
+    row.update(n_train=len(train), n_test=len(test), n_features=ds.X.shape[1], n_classes=ds.n_classes,
+               metric="accuracy" if ds.task == "classification" else "mse")
+
+    family = get_family(spec["family"])
+    estimator = make_estimator(family, ds.task, solver=spec["solver"], params=spec["params"],
+                               scaler=spec["scaler"], target_scaler=spec["target_scaler"], random_state=spec["seed"])
+    chosen: dict[str, Any] = {}
+    row["cv_seconds"] = 0.0
+    if spec["grid"]:
+        chosen, cv = select_params(estimator, family, spec["grid"], X_train, y_train, task=ds.task,
+                                   k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"])
+        row["cv_seconds"] = cv.pop("seconds")
+        row["cv"] = cv
+        set_model_params(estimator, chosen)
+    row["chosen_params"] = chosen
+    row["params"] = {**spec["params"], **chosen}
+
+    t0 = time.perf_counter()
+    estimator.fit(X_train, y_train)
+    row["fit_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    y_pred = estimator.predict(X_test)
+    row["predict_seconds"] = time.perf_counter() - t0
+    row.update(metrics(ds.task, y_test, y_pred))
+    row.update(metrics(ds.task, y_train, estimator.predict(X_train), prefix="train_"))
+
+    model = fitted_model(estimator)
+    row["diagnostics"] = family.diagnostics(model) if family.diagnostics else {}
+    if spec.get("vary") and spec["vary"].get("size"):
+        row["size_value"] = row["diagnostics"].get(spec["vary"]["size"])
+    elif spec.get("vary"):
+        row["size_value"] = spec["vary"]["value"]
+    if spec.get("trace") and family.trace is not None:
+        row["trace"] = family.trace(model)
+
+
+def execute(spec: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """Run one spec and return its row (status ``ok`` or ``failed``); never raises."""
+    row = base_row(spec, context)
+    row["pid"] = os.getpid()
+    t0 = time.perf_counter()
+    try:
+        with threadpool_limits(limits=int(context.get("blas_threads") or spec["blas_threads"])):
+            _run(spec, row)
+        row["status"] = "ok"
+    except Exception as exc:
+        row["status"] = "failed"
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        row["traceback"] = traceback.format_exc()
+    row["total_seconds"] = time.perf_counter() - t0
+    row["peak_rss_mb"] = _peak_rss_mb()
+    row["finished_at"] = now()
+    return row

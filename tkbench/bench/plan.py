@@ -1,0 +1,129 @@
+"""Config -> run specs, each with a stable key.
+
+One run = (dataset, method, split) for ``accuracy`` and ``convergence`` experiments, and
+(dataset, method, size m, varied value, repeat) for ``scaling`` experiments. The key is the sha256 of the run's
+resolved identity: dataset fingerprint (file checksums + options), method (family, solver, params, grid,
+pre-processing), protocol values that change the numbers, split index and seed. Names used only for display
+(the experiment name, a dataset alias), the timeout and thread counts are not part of it.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tkbench.config import Experiment
+from tkbench.data import dataset_fingerprint, split_seed, task_of
+from tkbench.learners import get_family
+
+RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    experiment: str
+    kind: str
+    dataset: str
+    label: str
+    options: dict[str, Any]
+    fingerprint: str
+    task: str
+    method: str
+    family: str
+    solver: str
+    params: dict[str, Any]
+    grid: dict[str, list[Any]]
+    scaler: str
+    target_scaler: str
+    split: int
+    seed: int
+    test_fraction: float
+    cv_folds: int
+    stratify: bool
+    subsample: int | None
+    blas_threads: int
+    timeout: float | None
+    size: int | None = None
+    test_size: int | None = None
+    vary: dict[str, Any] | None = None
+    trace: bool = False
+    key: str = field(default="", compare=False)
+
+    def identity(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k in ("experiment", "label", "timeout", "blas_threads", "key", "method"):
+            d.pop(k)
+        d["schema"] = RUN_SCHEMA
+        return d
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def cell(self) -> str:
+        return f"{self.label}/{self.method}"
+
+
+def run_key(spec: RunSpec) -> str:
+    text = json.dumps(spec.identity(), sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _matches(label: str, method: str, only: list[str]) -> bool:
+    if not only:
+        return True
+    for pattern in only:
+        ds_pat, _, m_pat = pattern.partition("/")
+        if fnmatch.fnmatch(label, ds_pat or "*") and fnmatch.fnmatch(method, m_pat or "*"):
+            return True
+    return False
+
+
+def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None = None) -> list[RunSpec]:
+    """Every run of the experiment (restricted by ``only`` patterns ``DATASET/METHOD`` and the first ``splits``)."""
+    only = list(only or [])
+    proto = exp.protocol
+    n_splits = proto.splits if splits is None else min(splits, proto.splits)
+    specs: list[RunSpec] = []
+    for ds in exp.datasets:
+        task = task_of(ds.name, ds.options)
+        fp = dataset_fingerprint(ds.name, ds.options)
+        for m in exp.methods:
+            if not _matches(ds.label, m.name, only):
+                continue
+            fam = get_family(m.family)
+            grid = {} if exp.kind == "scaling" else dict(fam.default_grid if m.grid is None else m.grid)
+            base = dict(
+                experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
+                fingerprint=fp, task=task, method=m.name, family=m.family, solver=m.solver or fam.default_solver,
+                params=dict(m.params), grid=grid, scaler=m.scaler or fam.scaler,
+                target_scaler=m.target_scaler or fam.target_scaler, test_fraction=proto.test_fraction,
+                cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
+                blas_threads=proto.blas_threads, timeout=proto.timeout, trace=exp.kind == "convergence",
+            )
+            if exp.kind == "scaling":
+                sc = exp.scaling
+                repeats = sc.repeats if splits is None else min(splits, sc.repeats)
+                vary_values = sc.vary.values if sc.vary else [None]
+                for size in sc.sizes:
+                    for value in vary_values:
+                        vary = None if sc.vary is None else {"param": sc.vary.param, "value": value,
+                                                             "size": sc.vary.size}
+                        params = dict(m.params)
+                        if vary is not None:
+                            params[vary["param"]] = value
+                        for r in range(repeats):
+                            specs.append(_keyed(RunSpec(**{**base, "params": params}, split=r,
+                                                        seed=split_seed(proto.seed, r), size=size,
+                                                        test_size=sc.test_size, vary=vary)))
+            else:
+                for i in range(n_splits):
+                    specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i))))
+    return specs
+
+
+def _keyed(spec: RunSpec) -> RunSpec:
+    object.__setattr__(spec, "key", run_key(spec))
+    return spec

@@ -1,0 +1,152 @@
+"""Fan a plan out over joblib workers, with a progress bar, skipping finished runs.
+
+Resume: a run whose row says ``ok`` is skipped; failed, timed-out and crashed runs are retried; ``force`` redoes
+everything. BLAS threads per run are limited so that workers x threads <= cores, and recorded in every row.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from joblib import delayed
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from tkbench.bench import backends, provenance
+from tkbench.bench.isolation import run_isolated
+from tkbench.bench.plan import RunSpec, make_plan
+from tkbench.bench.store import ResultStore, write_json_atomic
+from tkbench.config import Experiment
+
+
+@dataclass
+class RunOutcome:
+    planned: int
+    skipped: int
+    executed: int
+    counts: Counter = field(default_factory=Counter)
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(s["status"] == "ok" for s in self.summaries)
+
+
+def default_out_dir(exp: Experiment) -> Path:
+    return Path("results") / exp.name
+
+
+def todo(plan: list[RunSpec], store: ResultStore, force: bool) -> list[RunSpec]:
+    statuses = {} if force else store.statuses()
+    return [s for s in plan if statuses.get(s.key) != "ok"]
+
+
+def run_experiment(
+    exp: Experiment,
+    *,
+    out_dir: str | Path | None = None,
+    n_jobs: int = 1,
+    backend: str = "loky",
+    address: str | None = None,
+    only: list[str] | None = None,
+    splits: int | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    console: Console | None = None,
+    progress: bool = True,
+) -> RunOutcome:
+    console = console or Console(stderr=True)
+    out = Path(out_dir) if out_dir else default_out_dir(exp)
+    store = ResultStore(out)
+    plan = make_plan(exp, only=only, splits=splits)
+    pending = todo(plan, store, force)
+    outcome = RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0)
+    if dry_run:
+        _print_plan(console, plan, pending, out)
+        return outcome
+    if exp.source is not None:
+        store.save_config(exp.source.read_text(encoding="utf-8"))
+        write_json_atomic(out / "meta.json", {"config_source": str(exp.source)})
+    n_workers = 1 if backend == "loky" and n_jobs == 1 else n_jobs
+    threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers)))
+    context = provenance.collect(n_workers, backend, threads)
+    console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
+                  f"{len(pending)} to run on {n_workers} worker(s) ({backend}), {threads} BLAS thread(s) each "
+                  f"-> {out}")
+    t0 = time.perf_counter()
+    if pending:
+        columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("[green]{task.fields[ok]} ok[/] [red]{task.fields[bad]} failed[/]"),
+                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+        with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+            task = bar.add_task("running", total=len(plan), completed=outcome.skipped,
+                                ok=outcome.skipped, bad=0)
+            with backends.parallel(backend, n_jobs, address) as par:
+                jobs = (delayed(run_isolated)(s.to_dict(), context, str(out)) for s in pending)
+                for summary in par(jobs):
+                    outcome.executed += 1
+                    outcome.counts[summary["status"]] += 1
+                    outcome.summaries.append(summary)
+                    ok = outcome.skipped + outcome.counts["ok"]
+                    bar.update(task, advance=1, ok=ok, bad=outcome.executed - outcome.counts["ok"],
+                               description=summary["cell"])
+                    if summary["status"] != "ok" and not progress:
+                        console.print(f"  {summary['cell']}: {summary['status']}: {summary['error']}")
+                bar.update(task, description="done")
+    outcome.seconds = time.perf_counter() - t0
+    _print_summary(console, store, plan, outcome)
+    return outcome
+
+
+def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path) -> None:
+    table = Table(title=f"plan -> {out}")
+    for col in ("dataset", "method", "runs", "done", "to run"):
+        table.add_column(col, justify="right" if col in ("runs", "done", "to run") else "left")
+    pending_keys = {s.key for s in pending}
+    cells: dict[tuple[str, str], list[int]] = {}
+    for s in plan:
+        c = cells.setdefault((s.label, s.method), [0, 0])
+        c[0] += 1
+        c[1] += s.key in pending_keys
+    for (ds, m), (n, left) in cells.items():
+        table.add_row(ds, m, str(n), str(n - left), str(left))
+    console.print(table)
+    console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {len(pending)} to run (dry run: nothing ran)")
+
+
+def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> None:
+    rows = {r["key"]: r for r in store.rows()}
+    table = Table(title=f"summary ({outcome.executed} run now, {outcome.skipped} reused, {outcome.seconds:.1f} s)")
+    for col in ("dataset", "method", "ok", "not ok", "metric", "mean", "fit s"):
+        table.add_column(col)
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for s in plan:
+        cells.setdefault((s.label, s.method), []).append(rows.get(s.key, {"status": "missing"}))
+    for (ds, m), rs in cells.items():
+        good = [r for r in rs if r.get("status") == "ok"]
+        metric = good[0]["metric"] if good else ""
+        mean = sum(r[metric] for r in good) / len(good) if good else float("nan")
+        fit = sum(r["fit_seconds"] for r in good) / len(good) if good else float("nan")
+        bad = Counter(r.get("status") for r in rs if r.get("status") != "ok")
+        table.add_row(ds, m, str(len(good)), ", ".join(f"{n} {k}" for k, n in bad.items()) or "0", metric,
+                      f"{mean:.4g}", f"{fit:.3g}")
+    console.print(table)
+
+
+def load_saved_experiment(results_dir: str | Path) -> Experiment:
+    """The experiment stored beside a results folder's rows (as it was when the rows were produced)."""
+    from tkbench.config import load_config
+
+    root = Path(results_dir)
+    exp = load_config(root / "config.yaml")
+    meta = root / "meta.json"
+    if meta.exists():
+        source = Path(json.loads(meta.read_text())["config_source"])
+        exp._source = source if source.exists() else exp._source
+    return exp

@@ -1,0 +1,104 @@
+"""Hyper-parameter selection by k-fold cross-validation on the training part only (GUIDE section 3).
+
+The grid is the Cartesian product of the method's grid values. A family's *path parameter* (the forest's number
+of trees) is scored for all its values from one fit at the largest value. Ties go to the first candidate in grid
+order. A candidate whose fit raises scores NaN and is skipped; if every candidate fails, the error is raised.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from tkbench.learners.compose import path_predictions, set_model_params
+from tkbench.learners.registry import Family
+
+
+def score(task: str, y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """CV score, larger is better: accuracy for classification, minus the MSE for regression."""
+    if task == "classification":
+        return float(np.mean(y_true == y_pred))
+    return -float(np.mean((np.asarray(y_true, float) - np.asarray(y_pred, float)) ** 2))
+
+
+def folds(task: str, y: np.ndarray, k: int, seed: int, stratify: bool):
+    if task == "classification" and stratify:
+        _, counts = np.unique(y, return_counts=True)
+        if counts.min() >= k:
+            return StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(len(y)), y)
+    return KFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(len(y)))
+
+
+def grid_candidates(grid: dict[str, list[Any]], path_param: str | None) -> tuple[list[dict[str, Any]], list[Any]]:
+    """(candidates without the path parameter, values of the path parameter or [None])."""
+    path_values = list(grid[path_param]) if path_param and path_param in grid else [None]
+    names = [k for k in grid if k != path_param or path_values == [None]]
+    combos = [dict(zip(names, vals, strict=True)) for vals in itertools.product(*(grid[n] for n in names))]
+    return combos, path_values
+
+
+def select_params(
+    estimator,
+    family: Family,
+    grid: dict[str, list[Any]],
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    task: str,
+    k: int,
+    seed: int,
+    stratify: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Choose the grid point with the best mean validation score. Returns (params, CV report)."""
+    combos, path_values = grid_candidates(grid, family.path_param)
+    use_path = path_values != [None]
+    table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
+    errors: list[str] = []
+    t0 = time.perf_counter()
+    for train, valid in folds(task, y, k, seed, stratify):
+        for c, combo in enumerate(combos):
+            est = clone(estimator)
+            params = dict(combo)
+            if use_path:
+                params[family.path_param] = max(path_values)
+            set_model_params(est, params)
+            try:
+                est.fit(X[train], y[train])
+                if use_path:
+                    preds = path_predictions(est, family, X[valid], path_values)
+                else:
+                    preds = {None: est.predict(X[valid])}
+            except Exception as exc:  # a candidate that cannot be fitted is skipped, not fatal
+                errors.append(f"{combo}: {type(exc).__name__}: {exc}")
+                for v in path_values:
+                    table[(c, v)].append(math.nan)
+                continue
+            for v in path_values:
+                table[(c, v)].append(score(task, y[valid], preds[v]))
+    means = {cell: float(np.mean(s)) for cell, s in table.items()}
+    finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]
+    if not finite:
+        raise RuntimeError("every CV candidate failed: " + "; ".join(errors[:3]))
+    order = {cell: i for i, cell in enumerate(table)}
+    best_cell, best = max(finite, key=lambda cm: (cm[1], -order[cm[0]]))
+    chosen = dict(combos[best_cell[0]])
+    if use_path:
+        chosen[family.path_param] = best_cell[1]
+    report = {
+        "cv_folds": k,
+        "n_candidates": len(table),
+        "best_score": best,
+        "seconds": time.perf_counter() - t0,
+        "failed_candidates": len(errors),
+        "scores": [
+            {"params": {**combos[c], **({family.path_param: v} if use_path else {})},
+             "mean": means[(c, v)], "std": float(np.std(table[(c, v)]))}
+            for (c, v) in table
+        ],
+    }
+    return chosen, report

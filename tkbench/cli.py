@@ -1,0 +1,223 @@
+"""The ``tkbench`` command line: a thin typer app over the modules (no logic of its own)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tkbench.errors import TkbenchError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Benchmark kernel-learning methods: run configs, report tables beside the papers, gate CI.")
+datasets_app = typer.Typer(no_args_is_help=True, help="List, verify and describe the vendored datasets.")
+app.add_typer(datasets_app, name="datasets")
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(exc: TkbenchError) -> None:
+    err.print(f"[red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+@app.command()
+def run(
+    config: Path = typer.Argument(..., help="experiment YAML"),
+    jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="parallel workers"),
+    backend: str = typer.Option("loky", "--backend", help="loky | dask | ray"),
+    address: str = typer.Option(None, "--address", help="dask scheduler / ray cluster address"),
+    splits: int = typer.Option(None, "--splits", min=1, help="run only the first K splits"),
+    only: list[str] = typer.Option(None, "--only", help="DATASET/METHOD glob (repeatable), e.g. liver/svm*"),
+    force: bool = typer.Option(False, "--force", help="recompute runs that are already done"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="show the plan and what is left to run"),
+    out_dir: Path = typer.Option(None, "--out", help="results folder (default results/<config name>)"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="show the progress bar"),
+) -> None:
+    """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
+    from tkbench.bench.backends import BACKENDS
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+
+    if backend not in BACKENDS:
+        err.print(f"[red]error:[/] --backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+        raise typer.Exit(2)
+    try:
+        exp = load_config(config)
+        outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,
+                                 only=only or None, splits=splits, force=force, dry_run=dry_run,
+                                 console=err, progress=progress)
+    except TkbenchError as exc:
+        _fail(exc)
+    if not dry_run and outcome.planned == 0:
+        err.print("[yellow]warning:[/] --only matched no run")
+
+
+@app.command()
+def report(
+    results: Path = typer.Argument(..., help="a results folder written by `tkbench run`"),
+    formats: str = typer.Option("md,tex,html", "--format", help="comma-separated: md, tex, html"),
+    out_dir: Path = typer.Option(None, "--out", help="where to write (default RESULTS/report)"),
+) -> None:
+    """Tables (mean ± std per dataset x method, beside the paper's numbers) and plots from stored rows."""
+    from tkbench.report.build import build_report
+
+    fmts = [f.strip() for f in formats.split(",") if f.strip()]
+    bad = [f for f in fmts if f not in ("md", "tex", "html")]
+    if bad:
+        err.print(f"[red]error:[/] --format {bad[0]!r}: expected md, tex or html")
+        raise typer.Exit(2)
+    try:
+        written = build_report(results, formats=fmts, out_dir=out_dir)
+    except TkbenchError as exc:
+        _fail(exc)
+    for path in written:
+        out.print(str(path))
+
+
+@app.command()
+def check(
+    results: Path = typer.Argument(..., help="a results folder"),
+    baseline: Path = typer.Option(..., "--baseline", help="baseline JSON written by `tkbench baseline`"),
+) -> None:
+    """Compare mean metrics with a baseline; exit 1 on any regression beyond the stored tolerances."""
+    from tkbench.report.check import check_results, render_check
+
+    try:
+        result = check_results(results, baseline)
+    except TkbenchError as exc:
+        _fail(exc)
+    render_check(result, out)
+    raise typer.Exit(0 if result.passed else 1)
+
+
+@app.command("baseline")
+def make_baseline(
+    results: Path = typer.Argument(..., help="a results folder"),
+    output: Path = typer.Option(..., "-o", "--output", help="baseline JSON to write"),
+    accuracy_tol: float = typer.Option(1.0, help="allowed drop of mean accuracy, in percentage points"),
+    mse_rtol: float = typer.Option(0.05, help="allowed relative rise of mean MSE"),
+) -> None:
+    """Write a baseline (mean metric per dataset x method, with tolerances) for `tkbench check`."""
+    from tkbench.report.check import write_baseline
+
+    try:
+        path = write_baseline(results, output, accuracy_tol=accuracy_tol, mse_rtol=mse_rtol)
+    except TkbenchError as exc:
+        _fail(exc)
+    out.print(f"wrote {path}")
+
+
+@app.command()
+def methods() -> None:
+    """The method families and their solvers, tasks and default CV grids."""
+    from tkbench.learners import visible_families
+
+    table = Table(title="method families")
+    for col in ("family", "solvers", "tasks", "scaling", "default grid", "description"):
+        table.add_column(col)
+    for fam in visible_families():
+        grid = ", ".join(f"{k}: {_short(v)}" for k, v in fam.default_grid.items()) or "-"
+        table.add_row(fam.name, ", ".join(fam.solvers), ", ".join(fam.tasks), fam.scaler, grid, fam.description)
+    out.print(table)
+
+
+def _short(values: list) -> str:
+    return str(values) if len(values) <= 4 else f"[{values[0]}, {values[1]}, ..., {values[-1]}] ({len(values)})"
+
+
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """Name, task, rows, features and classes of every dataset (registered files are read and verified)."""
+    from tkbench.data import registry
+    from tkbench.data.synthetic import GENERATORS
+
+    table = Table(title="datasets")
+    for col in ("name", "task", "rows", "features", "classes", "source"):
+        table.add_column(col)
+    try:
+        for name in sorted(registry.registry()):
+            ds = registry.load_dataset(name)
+            table.add_row(name, ds.task, str(len(ds.y)), str(ds.X.shape[1]), str(ds.n_classes or "-"),
+                          ", ".join(registry.file_names(name)))
+        for name, gen in sorted(GENERATORS.items()):
+            ds = registry.load_dataset(name)
+            table.add_row(name, ds.task, f"{len(ds.y)} (default)", str(ds.X.shape[1]), str(ds.n_classes),
+                          f"synthetic: {gen.doc}")
+    except TkbenchError as exc:
+        _fail(exc)
+    out.print(table)
+
+
+@datasets_app.command("verify")
+def datasets_verify() -> None:
+    """Check the sha256 of every vendored data file; exit 1 if any is missing or changed."""
+    from tkbench.data import registry
+
+    failed = 0
+    for name in sorted(registry.registry()):
+        try:
+            paths = registry.verify_files(name)
+            out.print(f"[green]ok[/]   {name}: {len(paths)} file(s)")
+        except TkbenchError as exc:
+            failed += 1
+            out.print(f"[red]FAIL[/] {exc}", soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+@datasets_app.command("show")
+def datasets_show(name: str = typer.Argument(..., help="dataset name")) -> None:
+    """Everything about one dataset: files, checksums, label rule, options, source and citation."""
+    from tkbench.data import registry
+    from tkbench.data.synthetic import GENERATORS
+
+    try:
+        if name in GENERATORS:
+            ds = registry.load_dataset(name)
+            out.print(f"[bold]{name}[/]: synthetic, {GENERATORS[name].doc}")
+            out.print(f"options (defaults): {GENERATORS[name].defaults}")
+            out.print(f"rows {len(ds.y)}, features {ds.X.shape[1]}, classes {ds.n_classes}")
+            return
+        if name not in registry.registry():
+            raise registry.DatasetError(f"unknown dataset {name!r}; known: {', '.join(registry.all_names())}")
+        entry = registry.registry()[name]
+        ds = registry.load_dataset(name)
+    except TkbenchError as exc:
+        _fail(exc)
+    out.print(f"[bold]{name}[/]: {entry.get('title', name)}")
+    out.print(f"task: {ds.task}; rows: {len(ds.y)} (dropped {ds.info['rows_dropped']}); features: {ds.X.shape[1]}")
+    out.print(f"target: {entry['target']}" + (f"; +1 class: {entry['positive']}" if entry.get("positive") else "")
+              + (f"; +1 when {entry['target']} {entry['threshold']['op']} {entry['threshold']['value']}"
+                 if entry.get("threshold") else ""))
+    if ds.task == "classification":
+        import numpy as np
+
+        values, counts = np.unique(ds.y, return_counts=True)
+        out.print("class counts: " + ", ".join(f"{v}: {c}" for v, c in zip(values, counts, strict=True)))
+    out.print(f"features: {', '.join(ds.feature_names)}")
+    for opt, decl in (entry.get("options") or {}).items():
+        out.print(f"option {opt} (default {decl['default']!r}; choices {', '.join(map(str, decl['choices']))}): "
+                  f"{decl.get('doc', '')}")
+    for f in entry["files"]:
+        out.print(f"file: datasets/{f['path']}  sha256 {f['sha256']}  {f['bytes']} bytes")
+    if entry.get("notes"):
+        out.print(f"notes: {entry['notes']}")
+    src = entry.get("source", {})
+    out.print(f"source: {src.get('uci_url', '')} (verification level {src.get('verified', '?')})")
+    out.print(f"citation: {src.get('citation', '')}", soft_wrap=True)
+
+
+def main() -> None:
+    try:
+        app()
+    except TkbenchError as exc:  # pragma: no cover - commands catch their own
+        err.print(f"error: {exc}")
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

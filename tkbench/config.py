@@ -1,0 +1,327 @@
+"""The experiment config: a YAML file validated into pydantic models (unknown keys are errors).
+
+Example::
+
+    name: smoke
+    kind: accuracy              # accuracy (tables) | scaling (time vs size) | convergence (solver traces)
+    reference: reference/tkl2021_table2.yaml   # optional paper numbers, relative to this file or configs/
+    protocol: {splits: 30, test_fraction: 0.2, seed: 0, cv_folds: 5, timeout: 600}
+    datasets:
+      - liver
+      - {name: liver, alias: liver_drinks, options: {label: drinks}}
+      - {name: ccpp, subsample: 2000}
+    methods:
+      - {name: rf, family: random_forest, grid: {n_estimators: [50, 100]}}
+      - {name: svm, family: svm_rbf, params: {cache_size: 1000}, grid: {C: [1, 10], gamma: [0.1]}}
+
+Every error is reported as ``file: key.path: value: what was expected``; :func:`load_config` raises
+:class:`~tkbench.errors.ConfigError` with all of them.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tkbench.errors import ConfigError, DatasetError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_name(value: str) -> str:
+    if not NAME_RE.match(value):
+        raise ValueError("a name of letters, digits, '_', '-', '.', '+' (no spaces or '/')")
+    return value
+
+
+class Protocol(_Strict):
+    """How runs are split, tuned and limited (GUIDE section 3)."""
+
+    splits: int = Field(30, ge=1, description="number of random train/test splits")
+    test_fraction: float = Field(0.2, description="fraction of rows in the test part, in (0, 1)")
+    seed: int = Field(0, ge=0, description="base seed; split i uses a seed derived from (seed, i) only")
+    cv_folds: int = Field(5, ge=2, description="k of the k-fold CV on the training part")
+    stratify: bool = Field(True, description="stratified splits and folds for classification")
+    timeout: float | None = Field(None, gt=0, description="seconds per run before it is killed (none: no limit)")
+    subsample: int | None = Field(None, ge=10, description="rows drawn per split before splitting (all datasets)")
+    blas_threads: int = Field(1, ge=1, description="BLAS/OpenMP threads per run (workers x threads <= cores)")
+
+    @field_validator("test_fraction")
+    @classmethod
+    def _fraction(cls, v: float) -> float:
+        if not 0.0 < v < 1.0:
+            raise ValueError("a number strictly between 0 and 1")
+        return v
+
+
+class DatasetEntry(_Strict):
+    name: str
+    alias: str | None = Field(None, description="the label in tables (default: name); needed to use a dataset twice")
+    options: dict[str, Any] = Field(default_factory=dict)
+    subsample: int | None = Field(None, ge=10, description="rows drawn per split before splitting")
+    reference: str | None = Field(None, description="the dataset's key in the reference file (default: alias)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data
+
+    @field_validator("alias")
+    @classmethod
+    def _alias(cls, v: str | None) -> str | None:
+        return None if v is None else _check_name(v)
+
+    @property
+    def label(self) -> str:
+        return self.alias or self.name
+
+
+class MethodEntry(_Strict):
+    name: str
+    family: str
+    solver: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
+    scaler: Literal["none", "minmax", "standard"] | None = None
+    target_scaler: Literal["none", "standard"] | None = None
+    reference: str | None = Field(None, description="the method's key in the reference file (default: name)")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return _check_name(v)
+
+
+class VaryParam(_Strict):
+    param: str = Field(description="a method parameter varied as the second size axis (e.g. degree)")
+    values: list[Any] = Field(min_length=1)
+    size: str | None = Field(None, description="a diagnostic of the fitted model giving the size (e.g. q)")
+
+
+class Scaling(_Strict):
+    sizes: list[int] = Field(min_length=1, description="training-set sizes m")
+    repeats: int = Field(1, ge=1)
+    test_size: int | None = Field(None, ge=1, description="test rows per run (default: the split's test part)")
+    vary: VaryParam | None = None
+
+    @field_validator("sizes")
+    @classmethod
+    def _sizes(cls, v: list[int]) -> list[int]:
+        if any(s < 2 for s in v):
+            raise ValueError("sizes of at least 2")
+        return v
+
+
+class Experiment(_Strict):
+    name: str
+    description: str = ""
+    kind: Literal["accuracy", "scaling", "convergence"] = "accuracy"
+    reference: str | None = Field(None, description="paper reference YAML, relative to the config or configs/")
+    protocol: Protocol = Field(default_factory=Protocol)
+    datasets: list[DatasetEntry] = Field(min_length=1)
+    methods: list[MethodEntry] = Field(min_length=1)
+    scaling: Scaling | None = None
+    notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return _check_name(v)
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Experiment:
+        if self.kind == "scaling" and self.scaling is None:
+            raise ValueError("kind 'scaling' needs a 'scaling' section (sizes, repeats, vary)")
+        if self.kind != "scaling" and self.scaling is not None:
+            raise ValueError(f"a 'scaling' section only goes with kind 'scaling', not {self.kind!r}")
+        return self
+
+    # the file the experiment came from (set by load_config; not part of the YAML)
+    _source: Path | None = None
+
+    @property
+    def source(self) -> Path | None:
+        return self._source
+
+    def reference_path(self) -> Path | None:
+        if self.reference is None:
+            return None
+        return resolve_reference(self.reference, self._source)
+
+
+def resolve_reference(ref: str, source: Path | None) -> Path:
+    candidates = [Path(ref)]
+    if source is not None:
+        candidates.insert(0, source.parent / ref)
+    candidates.append(Path(__file__).resolve().parents[1] / "configs" / ref)
+    for c in candidates:
+        if c.exists():
+            return c
+    return candidates[0]
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    pass
+
+
+def _mapping_no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        seen[key] = loader.construct_object(value_node, deep=deep)
+    return seen
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_no_duplicates)
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("function-after[_from_string()]",) or str(part).startswith(("function-", "constrained-")):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _expected(err: dict[str, Any]) -> str:
+    typ, msg = err["type"], err["msg"]
+    if typ == "extra_forbidden":
+        return "unknown key (check the spelling; see the config reference in README.md)"
+    if typ == "missing":
+        return "required key is missing"
+    if msg.startswith("Value error, "):
+        return "expected " + msg[len("Value error, "):]
+    return "expected: " + msg[0].lower() + msg[1:]
+
+
+def _input_at(raw: Any, loc: tuple[Any, ...]) -> Any:
+    node = raw
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def parse_config(raw: Any, file: str | Path = "<config>") -> Experiment:
+    """Validate an already-loaded YAML document."""
+    file = str(file)
+    if not isinstance(raw, dict):
+        raise ConfigError(file, [("(top level)", raw, "expected a mapping with name, protocol, datasets, methods")])
+    try:
+        exp = Experiment.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if not str(p).startswith(("function-", "constrained-")))
+            value = err.get("input") if err["type"] != "missing" else None
+            if err["type"] == "extra_forbidden":
+                value = _input_at(raw, loc)
+            problems.append((_loc(loc), value, _expected(err)))
+        raise ConfigError(file, problems) from None
+    problems = check_semantics(exp)
+    if problems:
+        raise ConfigError(file, problems)
+    return exp
+
+
+def load_config(path: str | Path) -> Experiment:
+    """Read, parse and validate an experiment config."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(str(path), [("(file)", str(path), "the config file does not exist")])
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+        what = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(str(path), [(where, None, f"invalid YAML: {what}")]) from None
+    exp = parse_config(raw, path)
+    exp._source = path.resolve()
+    ref = exp.reference_path()
+    if ref is not None and not ref.exists():
+        raise ConfigError(str(path), [("reference", exp.reference, "a reference YAML file that exists")])
+    return exp
+
+
+def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
+    """Checks that need the registries: dataset names and options, families, solvers, parameters, grids."""
+    from tkbench.data import registry as data_registry
+    from tkbench.data import synthetic
+    from tkbench.learners.registry import FAMILIES
+
+    problems: list[tuple[str, Any, str]] = []
+    labels: dict[str, int] = {}
+    tasks: dict[int, str] = {}
+    known = data_registry.all_names()
+    for i, ds in enumerate(exp.datasets):
+        where = f"datasets[{i}]"
+        if ds.name not in known:
+            problems.append((f"{where}.name", ds.name, f"one of the known datasets: {', '.join(known)}"))
+            continue
+        try:
+            if ds.name in synthetic.GENERATORS:
+                synthetic.resolve(ds.name, ds.options)
+            else:
+                data_registry.resolve_options(ds.name, ds.options)
+            tasks[i] = data_registry.task_of(ds.name, ds.options)
+        except DatasetError as exc:
+            problems.append((f"{where}.options", ds.options, f"valid options ({exc})"))
+        if ds.label in labels:
+            problems.append((f"{where}", ds.label, f"a unique dataset label (same as datasets[{labels[ds.label]}]; "
+                             "set 'alias')"))
+        labels[ds.label] = i
+    names: dict[str, int] = {}
+    for j, m in enumerate(exp.methods):
+        where = f"methods[{j}]"
+        if m.name in names:
+            problems.append((f"{where}.name", m.name, f"a unique method name (same as methods[{names[m.name]}])"))
+        names[m.name] = j
+        fam = FAMILIES.get(m.family)
+        if fam is None:
+            visible = sorted(f for f, v in FAMILIES.items() if not v.hidden)
+            problems.append((f"{where}.family", m.family, f"one of the method families: {', '.join(visible)}"))
+            continue
+        if m.solver is not None and m.solver not in fam.solvers:
+            problems.append((f"{where}.solver", m.solver, f"a solver of family {m.family!r}: {', '.join(fam.solvers)}"))
+            continue
+        needed = sorted(set(tasks.values()))
+        for task in needed:
+            if task not in fam.tasks:
+                problems.append((f"{where}.family", m.family, f"a family that supports {task} (datasets need it)"))
+        allowed = fam.param_names(needed[0] if needed else fam.tasks[0], m.solver)
+        for key, value in m.params.items():
+            if key not in allowed:
+                problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+        for key, values in (m.grid or {}).items():
+            if key not in allowed:
+                problems.append((f"{where}.grid.{key}", values, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+            elif len(values) == 0:
+                problems.append((f"{where}.grid.{key}", values, "a non-empty list of values"))
+            elif key in m.params:
+                problems.append((f"{where}.grid.{key}", values, "a parameter set in either params or grid, not both"))
+        if exp.kind == "scaling" and exp.scaling and exp.scaling.vary and exp.scaling.vary.param not in allowed:
+            problems.append(("scaling.vary.param", exp.scaling.vary.param,
+                             f"a parameter of every method's family ({m.family}: {', '.join(sorted(allowed))})"))
+    if exp.kind == "scaling" and exp.scaling is not None:
+        for j, m in enumerate(exp.methods):
+            if m.grid:
+                problems.append((f"methods[{j}].grid", m.grid, "no CV grid in a scaling experiment (fixed params)"))
+    return problems

@@ -1,0 +1,240 @@
+"""The dataset registry: ``datasets/registry.yaml`` -> verified arrays.
+
+Every vendored file is checked against the sha256 recorded in the registry before it is parsed; a missing
+file or a mismatch raises :class:`~tkbench.errors.ChecksumError` naming the file and both digests.
+
+A registry entry describes how the table becomes ``(X, y)``:
+
+- ``files``: one or more CSV files (several are concatenated, e.g. Gas Turbine's five years);
+- ``header`` / ``columns``: whether the file has a header row, else the column names to use;
+- ``target``: the column to predict; ``drop``: columns that are neither target nor feature (ids);
+- ``positive``: target values that make the +1 class (binary classification, the other values are -1);
+  or ``threshold: {op, value}``: +1 when ``target op value`` holds (``value: median`` uses the column median);
+- ``missing``: a token (such as ``?``) whose rows are dropped;
+- ``encode``: categorical columns mapped to numbers;
+- ``options``: named variants a config can pick (``liver: {label: drinks}``), each a set of field overrides.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from tkbench.errors import ChecksumError, DatasetError
+
+_OPS = {
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+}
+
+
+def datasets_dir() -> Path:
+    """Where the vendored data live: ``$TKBENCH_DATASETS`` or ``<repo>/datasets``."""
+    env = os.environ.get("TKBENCH_DATASETS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "datasets"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded dataset. ``y`` is +-1 for binary classification, integer codes for multi-class, float for regression."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    task: str
+    feature_names: list[str]
+    fingerprint: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_classes(self) -> int:
+        return int(len(np.unique(self.y))) if self.task == "classification" else 0
+
+
+@lru_cache(maxsize=4)
+def _load_registry_file(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)["datasets"]
+
+
+def registry() -> dict[str, dict[str, Any]]:
+    """The raw registry entries, keyed by dataset name."""
+    path = datasets_dir() / "registry.yaml"
+    if not path.exists():
+        raise DatasetError(f"{path}: dataset registry not found (set TKBENCH_DATASETS to the folder holding registry.yaml)")
+    return _load_registry_file(str(path))
+
+
+def file_names(name: str) -> list[str]:
+    return [f["path"] for f in registry()[name]["files"]]
+
+
+def resolve_options(name: str, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Apply a config's dataset options to the registry entry.
+
+    Returns ``(spec, chosen)``: the entry with the chosen variants' overrides applied, and the full set of option
+    values (defaults filled in) that identifies the variant.
+    """
+    reg = registry()
+    if name not in reg:
+        raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(sorted(reg))}")
+    entry = dict(reg[name])
+    declared = entry.pop("options", None) or {}
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(declared))
+    if unknown:
+        allowed = ", ".join(sorted(declared)) or "none"
+        raise DatasetError(f"dataset {name!r} has no option {unknown[0]!r}; its options: {allowed}")
+    chosen: dict[str, Any] = {}
+    for opt, decl in declared.items():
+        value = options.get(opt, decl["default"])
+        choices = decl["choices"]
+        if value not in choices:
+            raise DatasetError(
+                f"dataset {name!r} option {opt!r} = {value!r} is not one of: {', '.join(map(str, choices))}"
+            )
+        chosen[opt] = value
+        entry.update(choices[value] or {})
+    return entry, chosen
+
+
+def option_docs(name: str) -> dict[str, dict[str, Any]]:
+    return registry()[name].get("options") or {}
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_files(name: str) -> list[Path]:
+    """Check every file of dataset ``name`` against its registered sha256; return the paths."""
+    root = datasets_dir()
+    paths = []
+    for f in registry()[name]["files"]:
+        path = root / f["path"]
+        if not path.exists():
+            raise ChecksumError(f"{path}: data file of dataset {name!r} is missing (expected sha256 {f['sha256']})")
+        actual = sha256_file(path)
+        if actual != f["sha256"]:
+            raise ChecksumError(
+                f"{path}: sha256 mismatch for dataset {name!r}: expected {f['sha256']}, found {actual}; "
+                "the file was modified or corrupted (restore it with `git checkout -- datasets/`)"
+            )
+        paths.append(path)
+    return paths
+
+
+def fingerprint(name: str, chosen: dict[str, Any]) -> str:
+    """A sha256 over the registered file checksums and the chosen options (no file is read)."""
+    files = registry()[name]["files"]
+    text = repr((name, [f["sha256"] for f in files], sorted(chosen.items())))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read_table(paths: list[Path], spec: dict[str, Any]) -> pd.DataFrame:
+    frames = []
+    for path in paths:
+        raw = path.read_bytes().decode("utf-8")
+        kw: dict[str, Any] = {"sep": spec.get("delimiter", ","), "skipinitialspace": True, "dtype": str}
+        if spec.get("header", False):
+            kw["header"] = 0
+        else:
+            kw["header"] = None
+            kw["names"] = spec["columns"]
+        frames.append(pd.read_csv(io.StringIO(raw), **kw))
+    table = pd.concat(frames, ignore_index=True)
+    table.columns = [str(c).strip() for c in table.columns]
+    return table
+
+
+def _label(values: pd.Series, spec: dict[str, Any]) -> np.ndarray:
+    if spec.get("positive") is not None:
+        positive = {str(v) for v in spec["positive"]}
+        as_text = values.astype(str).str.strip()
+        # numeric labels may be written 2 or 2.0
+        as_text = as_text.map(lambda s: s[:-2] if s.endswith(".0") else s)
+        return np.where(as_text.isin(positive), 1, -1).astype(np.int64)
+    if spec.get("threshold") is not None:
+        rule = spec["threshold"]
+        numbers = values.astype(float).to_numpy()
+        bound = float(np.median(numbers)) if rule["value"] == "median" else float(rule["value"])
+        return np.where(_OPS[rule["op"]](numbers, bound), 1, -1).astype(np.int64)
+    codes, _ = pd.factorize(values.astype(str), sort=True)
+    return codes.astype(np.int64)
+
+
+def load_dataset(name: str, options: dict[str, Any] | None = None) -> Dataset:
+    """Load a registered dataset (checksums verified) or a synthetic one (see :mod:`tkbench.data.synthetic`)."""
+    from tkbench.data import synthetic
+
+    if name in synthetic.GENERATORS:
+        return synthetic.generate(name, options or {})
+    spec, chosen = resolve_options(name, options)
+    paths = verify_files(name)
+    table = _read_table(paths, spec)
+    n_raw = len(table)
+    if spec.get("missing") is not None:
+        token = str(spec["missing"])
+        table = table[~table.apply(lambda col: col.str.strip() == token).any(axis=1)].reset_index(drop=True)
+    for col, mapping in (spec.get("encode") or {}).items():
+        unknown = set(table[col]) - set(mapping)
+        if unknown:
+            raise DatasetError(f"dataset {name!r}: column {col!r} has values {sorted(unknown)} with no code")
+        table[col] = table[col].map(mapping)
+    target = spec["target"]
+    if target not in table.columns:
+        raise DatasetError(f"dataset {name!r}: target column {target!r} not in {list(table.columns)}")
+    features = [c for c in table.columns if c != target and c not in set(spec.get("drop") or [])]
+    X = table[features].astype(float).to_numpy()
+    task = spec["task"]
+    y = _label(table[target], spec) if task == "classification" else table[target].astype(float).to_numpy()
+    info = {
+        "title": spec.get("title", name),
+        "options": chosen,
+        "rows_in_files": n_raw,
+        "rows_dropped": n_raw - len(table),
+        "target": target,
+        "notes": spec.get("notes", ""),
+    }
+    return Dataset(name, np.ascontiguousarray(X), y, task, features, fingerprint(name, chosen), info)
+
+
+def dataset_fingerprint(name: str, options: dict[str, Any] | None = None) -> str:
+    """The fingerprint used in run keys, without reading the data files."""
+    from tkbench.data import synthetic
+
+    if name in synthetic.GENERATORS:
+        return synthetic.fingerprint(name, options or {})
+    _, chosen = resolve_options(name, options)
+    return fingerprint(name, chosen)
+
+
+def task_of(name: str, options: dict[str, Any] | None = None) -> str:
+    from tkbench.data import synthetic
+
+    if name in synthetic.GENERATORS:
+        return synthetic.GENERATORS[name].task
+    spec, _ = resolve_options(name, options)
+    return spec["task"]
+
+
+def all_names() -> list[str]:
+    from tkbench.data import synthetic
+
+    return sorted(registry()) + sorted(synthetic.GENERATORS)

@@ -1,0 +1,43 @@
+"""Errors that the command line turns into one clear message and an exit code (never a traceback)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class TkbenchError(Exception):
+    """Base class: a problem the user can fix. The CLI prints ``str(err)`` and exits with ``exit_code``."""
+
+    exit_code = 1
+
+
+class ConfigError(TkbenchError):
+    """An invalid experiment config. Each problem names the file, the key path, the value and what was expected."""
+
+    exit_code = 2
+
+    def __init__(self, file: str, problems: list[tuple[str, Any, str]]):
+        self.file = str(file)
+        self.problems = problems
+        lines = [f"{self.file}: {path}: {_show(value)}: {expected}" for path, value, expected in problems]
+        super().__init__("invalid config\n" + "\n".join(lines) if len(lines) > 1 else lines[0])
+
+
+class DatasetError(TkbenchError):
+    """Unknown dataset, bad dataset option, or unreadable data file."""
+
+    exit_code = 2
+
+
+class ChecksumError(DatasetError):
+    """A vendored data file is missing or its bytes differ from the sha256 in ``datasets/registry.yaml``."""
+
+
+class MissingDependencyError(TkbenchError):
+    """An optional dependency (ray, dask, mosek) was asked for but is not installed or not licensed."""
+
+    exit_code = 2
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

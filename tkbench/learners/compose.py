@@ -1,0 +1,71 @@
+"""A method = a family's estimator behind its pre-processing, as one scikit-learn estimator.
+
+Pre-processing lives inside the estimator so that it is fitted on whatever the estimator is fitted on: the training
+part of a split, or the training folds during cross-validation (never the test part or the validation fold).
+Regression targets may be standardised too (``target_scaler: standard``); predictions come back on the original
+scale, so the reported MSE is always in the data's own units.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.compose import TransformedTargetRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+from tkbench.learners.registry import Family
+
+MODEL_STEP = "model"
+
+
+def _scaler(kind: str):
+    return {"minmax": MinMaxScaler(), "standard": StandardScaler(), "none": "passthrough"}[kind]
+
+
+def make_estimator(
+    family: Family,
+    task: str,
+    *,
+    solver: str | None = None,
+    params: dict[str, Any] | None = None,
+    scaler: str | None = None,
+    target_scaler: str | None = None,
+    random_state: int = 0,
+) -> BaseEstimator:
+    """The full, unfitted estimator of a method: ``[target scaling] -> input scaling -> family estimator``."""
+    model = family.build(task, solver or family.default_solver, dict(params or {}), random_state)
+    pipe = Pipeline([("scale", _scaler(scaler or family.scaler)), (MODEL_STEP, model)])
+    if task == "regression" and (target_scaler or family.target_scaler) == "standard":
+        return TransformedTargetRegressor(regressor=pipe, transformer=StandardScaler())
+    return pipe
+
+
+def param_prefix(estimator: BaseEstimator) -> str:
+    """How the family's own parameters are named on the composed estimator (for ``set_params``)."""
+    return "regressor__model__" if isinstance(estimator, TransformedTargetRegressor) else "model__"
+
+
+def set_model_params(estimator: BaseEstimator, params: dict[str, Any]) -> BaseEstimator:
+    prefix = param_prefix(estimator)
+    return estimator.set_params(**{prefix + k: v for k, v in params.items()})
+
+
+def fitted_model(estimator: BaseEstimator) -> Any:
+    """The fitted family estimator inside a fitted composed estimator."""
+    pipe = estimator.regressor_ if isinstance(estimator, TransformedTargetRegressor) else estimator
+    return pipe.named_steps[MODEL_STEP]
+
+
+def path_predictions(estimator: BaseEstimator, family: Family, X: np.ndarray, values: list[Any]) -> dict[Any, Any]:
+    """Predictions of a fitted composed estimator for each value of the family's path parameter."""
+    if isinstance(estimator, TransformedTargetRegressor):
+        pipe, transformer = estimator.regressor_, estimator.transformer_
+    else:
+        pipe, transformer = estimator, None
+    Xt = pipe[:-1].transform(X)
+    preds = family.path_predict(pipe.named_steps[MODEL_STEP], Xt, values)
+    if transformer is not None:
+        preds = {v: transformer.inverse_transform(p.reshape(-1, 1)).ravel() for v, p in preds.items()}
+    return preds

@@ -1,0 +1,73 @@
+"""A deliberately failing method, for testing the runner's failure isolation (hidden from ``tkbench methods``).
+
+``debug_fail`` with ``mode``:
+- ``ok``: predicts the most frequent class / the mean (a trivial learner that succeeds);
+- ``raise``: raises RuntimeError in ``fit`` (recorded as ``failed`` with the traceback);
+- ``abort``: calls ``os.abort()`` (the worker dies of SIGABRT: recorded as ``crashed``);
+- ``sigkill``: kills its own process with SIGKILL, as the out-of-memory killer does (``crashed``);
+- ``sleep``: sleeps ``seconds`` (beyond the run timeout: ``timeout``).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+from tkbench.learners.registry import Family, register
+
+
+class _DebugBase(BaseEstimator):
+    def __init__(self, mode: str = "ok", seconds: float = 3600.0):
+        self.mode = mode
+        self.seconds = seconds
+
+    def _misbehave(self) -> None:
+        if self.mode == "raise":
+            raise RuntimeError("debug_fail: deliberate failure in fit")
+        if self.mode == "abort":
+            os.abort()
+        if self.mode == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.mode == "sleep":
+            time.sleep(self.seconds)
+        if self.mode not in ("ok", "raise", "abort", "sigkill", "sleep"):
+            raise ValueError(f"unknown debug mode {self.mode!r}")
+
+
+class DebugClassifier(ClassifierMixin, _DebugBase):
+    def fit(self, X, y):
+        self._misbehave()
+        values, counts = np.unique(y, return_counts=True)
+        self.classes_ = values
+        self.majority_ = values[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+class DebugRegressor(RegressorMixin, _DebugBase):
+    def fit(self, X, y):
+        self._misbehave()
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def _build(task: str, solver: str, params: dict[str, Any], seed: int):
+    return (DebugClassifier if task == "classification" else DebugRegressor)(**params)
+
+
+register(Family(
+    name="debug_fail",
+    description="test-only: a trivial learner that can raise, abort, kill itself or hang",
+    build=_build,
+    scaler="none",
+    hidden=True,
+))

@@ -1,0 +1,71 @@
+"""The method-family registry: the only place the runner learns what a family is.
+
+A family joins a kernel class with the solvers that can learn it and says how to build the estimator for a task.
+Adding a family is adding a module that calls :func:`register` and importing it in ``tkbench/learners/__init__.py``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sklearn.base import BaseEstimator
+
+TASKS = ("classification", "regression")
+SCALERS = ("none", "minmax", "standard")
+
+
+@dataclass(frozen=True)
+class Family:
+    """How to build and inspect the learners of one method family.
+
+    ``build(task, solver, params, random_state)`` returns an unfitted scikit-learn estimator.
+    ``path_param`` names a grid parameter whose values can all be scored from one fit (the forest's number of
+    trees); ``path_predict(model, X, values)`` then returns ``{value: predictions}``.
+    ``diagnostics(model)`` returns solver facts for the result row (iterations, gap, support vectors...);
+    ``trace(model)`` returns the per-iteration solver trace (a list of dicts) for convergence experiments.
+    """
+
+    name: str
+    description: str
+    build: Callable[[str, str, dict[str, Any], int], BaseEstimator]
+    solvers: tuple[str, ...] = ("default",)
+    tasks: tuple[str, ...] = TASKS
+    default_grid: Mapping[str, list[Any]] = field(default_factory=dict)
+    scaler: str = "standard"
+    target_scaler: str = "none"
+    path_param: str | None = None
+    path_predict: Callable[[Any, Any, list[Any]], dict[Any, Any]] | None = None
+    diagnostics: Callable[[Any], dict[str, Any]] | None = None
+    trace: Callable[[Any], list[dict[str, Any]]] | None = None
+    reference: str = ""
+    hidden: bool = False
+
+    @property
+    def default_solver(self) -> str:
+        return self.solvers[0]
+
+    def param_names(self, task: str, solver: str | None = None) -> set[str]:
+        """The parameters a config may set or tune for this family."""
+        est = self.build(task, solver or self.default_solver, {}, 0)
+        return set(est.get_params(deep=False))
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register(family: Family) -> Family:
+    if family.name in FAMILIES:
+        raise ValueError(f"method family {family.name!r} registered twice")
+    if family.scaler not in SCALERS or family.target_scaler not in ("none", "standard"):
+        raise ValueError(f"family {family.name!r}: bad scaler {family.scaler!r}/{family.target_scaler!r}")
+    FAMILIES[family.name] = family
+    return family
+
+
+def get_family(name: str) -> Family:
+    return FAMILIES[name]
+
+
+def visible_families() -> list[Family]:
+    return [f for name, f in sorted(FAMILIES.items()) if not f.hidden]

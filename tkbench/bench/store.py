@@ -77,9 +77,11 @@ class ResultStore:
         out = []
         for path in sorted(self.rows_dir.glob("*.json")):
             try:
-                out.append(json.loads(path.read_text(encoding="utf-8")))
+                row = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):
-                continue  # a foreign or damaged file: ignored, the run will be redone
+                continue  # a damaged file: ignored, the run will be redone
+            if isinstance(row, dict) and row.get("key") == path.stem:  # a copied or renamed file is not a row
+                out.append(row)
         return out
 
     def save_config(self, text: str) -> None:

@@ -1,0 +1,48 @@
+# tkbench: every target installs what is missing first (a .venv with the package and its dev extras).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+JOBS   ?= 2
+CONFIG ?= configs/smoke.yaml
+NAME    = $(basename $(notdir $(CONFIG)))
+
+.PHONY: install run test bench lint smoke-check report clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## run a real config (default: the smoke config on real UCI data) and render its report
+run: install
+	$(BIN)/tkbench run $(CONFIG) -j $(JOBS)
+	$(BIN)/tkbench report results/$(NAME)
+
+## the test suite (what CI runs); benchmarks are excluded
+test: install
+	$(BIN)/python -m pytest -m "not benchmark" -p no:cacheprovider
+
+## the smoke run gated against its committed baseline (CI runs this after the tests)
+smoke-check: install
+	$(BIN)/tkbench run configs/smoke.yaml -j $(JOBS) --no-progress
+	$(BIN)/tkbench check results/smoke --baseline results/baselines/smoke.json
+
+## benchmarks: configs/bench_*.yaml (speed and memory studies, not tests)
+bench: install
+	@set -e; for c in configs/bench_*.yaml; do \
+	  [ -e "$$c" ] || { echo "no configs/bench_*.yaml yet"; break; }; \
+	  n=$$(basename $$c .yaml); $(BIN)/tkbench run $$c -j 1 && $(BIN)/tkbench report results/$$n; done
+	$(BIN)/python -m pytest -m benchmark -p no:cacheprovider || test $$? -eq 5
+
+lint: install
+	$(BIN)/ruff check tkbench tests
+
+report: install
+	$(BIN)/tkbench report results/$(NAME)
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache

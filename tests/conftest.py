@@ -1,0 +1,36 @@
+"""Shared fixtures: small configs written to a temporary folder."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny_config(**overrides: Any) -> dict[str, Any]:
+    """A config that runs in seconds: two small datasets, a small SVM grid, a trivial method."""
+    cfg: dict[str, Any] = {
+        "name": "tiny",
+        "kind": "accuracy",
+        "protocol": {"splits": 3, "test_fraction": 0.25, "seed": 7, "cv_folds": 2, "timeout": 120},
+        "datasets": ["liver", {"name": "waveform", "options": {"n_samples": 150}}],
+        "methods": [
+            {"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0, 10.0], "gamma": [0.1]}},
+            {"name": "rf", "family": "random_forest", "grid": {"n_estimators": [10, 20]}},
+        ],
+    }
+    cfg.update(overrides)
+    return cfg
+
+
+@pytest.fixture
+def write_config(tmp_path: Path):
+    def _write(cfg: dict[str, Any], name: str = "config.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        return path
+
+    return _write

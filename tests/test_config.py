@@ -1,0 +1,97 @@
+"""Config validation: every bad input gives exit code 2 and one line naming the file, key path and value."""
+from __future__ import annotations
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tests.conftest import tiny_config
+from tkbench.cli import app
+from tkbench.config import load_config
+from tkbench.errors import ConfigError
+
+BAD = [
+    # (description, mutate(cfg), expected key path, expected words in the message)
+    ("unknown top-level key", lambda c: c.update(splitz=3), "splitz", "unknown key"),
+    ("unknown protocol key", lambda c: c["protocol"].update(fold=3), "protocol.fold", "unknown key"),
+    ("wrong type for splits", lambda c: c["protocol"].update(splits="many"), "protocol.splits", "'many'"),
+    ("zero splits", lambda c: c["protocol"].update(splits=0), "protocol.splits", "greater than or equal to 1"),
+    ("test_fraction of 1", lambda c: c["protocol"].update(test_fraction=1.0), "protocol.test_fraction",
+     "strictly between 0 and 1"),
+    ("negative test_fraction", lambda c: c["protocol"].update(test_fraction=-0.2), "protocol.test_fraction",
+     "strictly between 0 and 1"),
+    ("one CV fold", lambda c: c["protocol"].update(cv_folds=1), "protocol.cv_folds", "greater than or equal to 2"),
+    ("unknown dataset", lambda c: c["datasets"].append("mnist"), "datasets[2].name", "'mnist'"),
+    ("bad dataset option", lambda c: c["datasets"].__setitem__(0, {"name": "liver", "options": {"label": "x"}}),
+     "datasets[0].options", "label"),
+    ("unknown family", lambda c: c["methods"][0].update(family="svm_poly"), "methods[0].family", "'svm_poly'"),
+    ("unknown solver", lambda c: c["methods"][0].update(solver="smo"), "methods[0].solver", "'smo'"),
+    ("empty grid", lambda c: c["methods"][0]["grid"].update(C=[]), "methods[0].grid.C", "non-empty list"),
+    ("unknown grid parameter", lambda c: c["methods"][0]["grid"].update(sigma=[1.0]), "methods[0].grid.sigma",
+     "a parameter of svm_rbf"),
+    ("unknown fixed parameter", lambda c: c["methods"][1].update(params={"trees": 5}), "methods[1].params.trees",
+     "a parameter of random_forest"),
+    ("duplicate method name", lambda c: c["methods"].append(dict(c["methods"][0])), "methods[2].name",
+     "unique method name"),
+    ("duplicate dataset", lambda c: c["datasets"].append("liver"), "datasets[2]", "unique dataset label"),
+    ("no methods", lambda c: c.update(methods=[]), "methods", "at least 1"),
+    ("bad experiment kind", lambda c: c.update(kind="speed"), "kind", "'speed'"),
+    ("scaling without sizes", lambda c: c.update(kind="scaling"), "(top level)", "needs a 'scaling' section"),
+    ("name with a space", lambda c: c.update(name="my run"), "name", "'my run'"),
+    ("negative timeout", lambda c: c["protocol"].update(timeout=-5), "protocol.timeout", "greater than 0"),
+    ("grid not a list", lambda c: c["methods"][0].update(grid={"C": 3}), "methods[0].grid.C", "valid list"),
+    ("missing reference file", lambda c: c.update(reference="nowhere/table.yaml"), "reference", "nowhere"),
+]
+
+
+@pytest.mark.parametrize("what,mutate,path,words", BAD, ids=[b[0] for b in BAD])
+def test_bad_config_is_a_clear_error(write_config, what, mutate, path, words):
+    cfg = tiny_config()
+    mutate(cfg)
+    file = write_config(cfg)
+    with pytest.raises(ConfigError) as info:
+        load_config(file)
+    message = str(info.value)
+    assert str(file) in message
+    assert f": {path}: " in message, message
+    assert words in message, message
+
+    result = CliRunner().invoke(app, ["run", str(file), "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert path in result.output
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    file = tmp_path / "broken.yaml"
+    file.write_text("name: x\nprotocol: {splits: 3\n")
+    with pytest.raises(ConfigError, match=r"broken.yaml: line \d+, column \d+: .*invalid YAML"):
+        load_config(file)
+
+
+def test_duplicate_yaml_key_is_an_error(tmp_path):
+    file = tmp_path / "dup.yaml"
+    file.write_text(yaml.safe_dump(tiny_config()) + "name: again\n")
+    with pytest.raises(ConfigError, match="duplicate key 'name'"):
+        load_config(file)
+
+
+def test_missing_file(tmp_path):
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+def test_valid_config_fills_defaults(write_config):
+    cfg = tiny_config()
+    del cfg["protocol"]
+    exp = load_config(write_config(cfg))
+    assert exp.protocol.splits == 30 and exp.protocol.test_fraction == 0.2 and exp.protocol.cv_folds == 5
+    assert exp.datasets[0].name == "liver" and exp.datasets[1].options == {"n_samples": 150}
+
+
+def test_committed_configs_are_valid():
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml")):
+        load_config(path)

@@ -1,0 +1,64 @@
+"""Scaling and convergence experiments: plans, slopes, plots."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.conftest import tiny_config
+from tkbench.bench.plan import make_plan
+from tkbench.bench.runner import run_experiment
+from tkbench.bench.store import ResultStore
+from tkbench.config import load_config
+from tkbench.report.build import build_report
+from tkbench.report.plots import fit_slope
+
+
+def test_fit_slope_recovers_a_power_law():
+    m = np.array([100, 200, 400, 800])
+    slope, _ = fit_slope(m, 3e-6 * m ** 2.3)
+    assert slope == pytest.approx(2.3)
+    assert np.isnan(fit_slope([100, 100], [1.0, 2.0])[0])
+
+
+def test_scaling_experiment(write_config, tmp_path):
+    cfg = tiny_config(name="scal", kind="scaling",
+                      scaling={"sizes": [40, 80, 160], "repeats": 2, "test_size": 50,
+                               "vary": {"param": "n_estimators", "values": [5, 20]}})
+    cfg["datasets"] = ["pima"]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    exp = load_config(write_config(cfg))
+    plan = make_plan(exp)
+    assert len(plan) == 3 * 2 * 2 and all(not s.grid for s in plan)
+    outcome = run_experiment(exp, out_dir=tmp_path, n_jobs=2, progress=False)
+    assert outcome.counts["ok"] == 12
+    rows = ResultStore(tmp_path).rows()
+    assert sorted({r["n_train"] for r in rows}) == [40, 80, 160] and {r["n_test"] for r in rows} == {50}
+    assert {r["size_value"] for r in rows} == {5, 20}
+    written = build_report(tmp_path, formats=["md"])
+    names = {p.name for p in written}
+    assert {"scaling_pima_m.png", "scaling_pima_m.svg", "scaling_pima_size.png"} <= names
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "Fitted complexity exponents" in md and "| pima | rf | m | 5 |" in md
+
+
+def test_scaling_rejects_grids(write_config):
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(kind="scaling", scaling={"sizes": [40]})
+    with pytest.raises(ConfigError, match="no CV grid in a scaling experiment"):
+        load_config(write_config(cfg))
+
+
+def test_convergence_experiment_records_traces(write_config, tmp_path):
+    cfg = tiny_config(name="conv", kind="convergence")
+    cfg["protocol"]["splits"] = 2
+    cfg["datasets"] = ["liver"]
+    cfg["methods"] = [{"name": "mlp", "family": "neural_net", "grid": {},
+                       "params": {"n_iter_no_change": 5, "max_iter": 60}}]
+    exp = load_config(write_config(cfg))
+    run_experiment(exp, out_dir=tmp_path, progress=False)
+    rows = ResultStore(tmp_path).rows()
+    assert all(len(r["trace"]) == r["diagnostics"]["n_iter"] for r in rows)
+    assert all(r["trace"][0]["iteration"] == 1 and r["trace"][0]["loss"] > 0 for r in rows)
+    written = build_report(tmp_path, formats=["html"])
+    assert "convergence_liver.png" in {p.name for p in written}

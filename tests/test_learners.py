@@ -1,0 +1,104 @@
+"""Baselines and CV: estimators work for every task, the forest path equals fresh forests, CV is leak-free."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.model_selection import GridSearchCV, KFold
+
+from tkbench.bench.tuning import select_params
+from tkbench.learners import get_family, make_estimator, visible_families
+from tkbench.learners.compose import fitted_model, path_predictions, set_model_params
+
+
+def _data(task, classes=2, n=160):
+    if task == "regression":
+        X, y = make_regression(n_samples=n, n_features=5, noise=5.0, random_state=0)
+        return X, y + 100.0
+    X, y = make_classification(n_samples=n, n_features=6, n_informative=4, n_classes=classes,
+                               n_clusters_per_class=1, random_state=0)
+    return X, y
+
+
+@pytest.mark.parametrize("family", ["random_forest", "neural_net", "svm_rbf"])
+@pytest.mark.parametrize("task,classes", [("classification", 2), ("classification", 3), ("regression", 0)])
+def test_baselines_learn(family, task, classes):
+    X, y = _data(task, classes)
+    est = make_estimator(get_family(family), task, random_state=0)
+    est.fit(X[:120], y[:120])
+    pred = est.predict(X[120:])
+    if task == "classification":
+        assert set(np.unique(pred)) <= set(np.unique(y))
+        assert np.mean(pred == y[120:]) > 1.0 / classes + 0.2  # clearly better than chance
+    else:
+        assert np.mean((pred - y[120:]) ** 2) < np.var(y[120:])
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_forest_path_equals_fresh_forests(task):
+    X, y = _data(task)
+    family = get_family("random_forest")
+    est = make_estimator(family, task, random_state=5)
+    set_model_params(est, {"n_estimators": 30})
+    est.fit(X[:120], y[:120])
+    preds = path_predictions(est, family, X[120:], [10, 20, 30])
+    cls = RandomForestClassifier if task == "classification" else RandomForestRegressor
+    for k in (10, 20, 30):
+        fresh = cls(n_estimators=k, random_state=5, n_jobs=1).fit(X[:120], y[:120]).predict(X[120:])
+        np.testing.assert_allclose(preds[k], fresh, rtol=1e-12)
+
+
+def test_select_params_matches_gridsearchcv():
+    """Our CV picks the same C/gamma as scikit-learn's GridSearchCV on the same folds."""
+    X, y = _data("classification", 2, n=200)
+    family = get_family("svm_rbf")
+    est = make_estimator(family, "classification", random_state=0)
+    grid = {"C": [0.1, 1.0, 10.0], "gamma": [0.01, 0.1, 1.0]}
+    chosen, report = select_params(est, family, grid, X, y, task="classification", k=3, seed=1, stratify=False)
+    ref = GridSearchCV(clone(est), {"model__" + k: v for k, v in grid.items()},
+                       cv=KFold(3, shuffle=True, random_state=1)).fit(X, y)
+    assert {"model__" + k: v for k, v in chosen.items()} == ref.best_params_
+    assert report["best_score"] == pytest.approx(ref.best_score_)
+    assert report["n_candidates"] == 9
+
+
+def test_select_params_forest_path_and_regression():
+    X, y = _data("regression")
+    family = get_family("random_forest")
+    est = make_estimator(family, "regression", random_state=0)
+    chosen, report = select_params(est, family, {"n_estimators": [5, 10, 40], "max_depth": [2, None]}, X, y,
+                                   task="regression", k=2, seed=0)
+    assert chosen["n_estimators"] in (5, 10, 40) and chosen["max_depth"] in (2, None)
+    assert report["n_candidates"] == 6
+    assert report["best_score"] == max(s["mean"] for s in report["scores"])  # minus MSE: larger is better
+
+
+def test_select_params_skips_failing_candidates():
+    X, y = _data("classification")
+    family = get_family("svm_rbf")
+    est = make_estimator(family, "classification")
+    chosen, report = select_params(est, family, {"C": [-1.0, 1.0]}, X, y, task="classification", k=2, seed=0)
+    assert chosen == {"C": 1.0} and report["failed_candidates"] == 2
+    with pytest.raises(RuntimeError, match="every CV candidate failed"):
+        select_params(est, family, {"C": [-1.0]}, X, y, task="classification", k=2, seed=0)
+
+
+def test_scaling_is_fitted_inside_the_estimator():
+    """Pre-processing is fitted on what fit() sees: the composed estimator's scaler knows only the training rows."""
+    X, y = _data("classification")
+    est = make_estimator(get_family("svm_rbf"), "classification")
+    est.fit(X[:100], y[:100])
+    np.testing.assert_allclose(est.named_steps["scale"].mean_, X[:100].mean(axis=0))
+    reg = make_estimator(get_family("svm_rbf"), "regression")
+    Xr, yr = _data("regression")
+    reg.fit(Xr[:100], yr[:100])
+    assert reg.transformer_.mean_[0] == pytest.approx(yr[:100].mean())
+    assert fitted_model(reg).__class__.__name__ == "SVR"
+
+
+def test_every_visible_family_has_valid_default_grid():
+    for fam in visible_families():
+        names = fam.param_names(fam.tasks[0])
+        assert set(fam.default_grid) <= names, fam.name

@@ -1,0 +1,140 @@
+"""Report and check on a hand-made fixture whose numbers are computed by hand."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tkbench.bench.plan import make_plan
+from tkbench.bench.store import ResultStore
+from tkbench.cli import app
+from tkbench.config import load_config
+from tkbench.report.aggregate import load_results, summarize
+from tkbench.report.build import build_report
+
+ACC = {"svm": [70.0, 72.0, 74.0], "rf": [60.0, 65.0, 70.0]}   # liver: svm mean 72 (std 2), rf 65 (std 5)
+MSE = {"svm": [1.0, 2.0, None], "rf": [4.0, 4.0, 4.0]}         # airfoil: svm mean 1.5 (std 0.7071), 1 failed
+FIT = {"svm": 0.5, "rf": 2.0}
+
+
+@pytest.fixture
+def fixture_results(tmp_path):
+    ref = tmp_path / "paper.yaml"
+    ref.write_text(yaml.safe_dump({"source": "paper", "table": "Table 9", "results": {
+        "liver": {"svm_paper": {"accuracy": [71.0, 1.5], "time": [3.0, 0.1]}},
+        "airfoil": {"rf": {"mse": [5.0, 0.5]}}}}))
+    cfg = {"name": "fixture", "reference": str(ref), "protocol": {"splits": 3, "seed": 1},
+           "datasets": ["liver", "airfoil"],
+           "methods": [{"name": "svm", "family": "svm_rbf", "reference": "svm_paper"},
+                       {"name": "rf", "family": "random_forest"}],
+           "notes": ["hand-made fixture"]}
+    path = tmp_path / "fixture.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    exp = load_config(path)
+    out = tmp_path / "results"
+    store = ResultStore(out)
+    store.save_config(path.read_text())
+    for spec in make_plan(exp):
+        row = {"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+               "task": spec.task, "status": "ok", "error": None, "fit_seconds": FIT[spec.method] * (1 + spec.split),
+               "cv_seconds": 1.0, "predict_seconds": 0.01}
+        if spec.task == "classification":
+            row.update(metric="accuracy", accuracy=ACC[spec.method][spec.split])
+        else:
+            value = MSE[spec.method][spec.split]
+            if value is None:
+                row.update(status="failed", error="RuntimeError: boom", fit_seconds=None)
+            row.update(metric="mse", mse=value)
+        store.write_row(row)
+    return out
+
+
+def test_summary_equals_hand_computation(fixture_results):
+    s = summarize(load_results(fixture_results)).set_index(["dataset", "method"])
+    assert s.loc[("liver", "svm"), "metric_mean"] == pytest.approx(72.0)
+    assert s.loc[("liver", "svm"), "metric_std"] == pytest.approx(2.0)
+    assert s.loc[("liver", "rf"), "metric_std"] == pytest.approx(5.0)
+    assert s.loc[("airfoil", "svm"), "metric_mean"] == pytest.approx(1.5)
+    assert s.loc[("airfoil", "svm"), "metric_std"] == pytest.approx(0.5 ** 0.5)
+    assert s.loc[("airfoil", "svm"), "n_ok"] == 2 and s.loc[("airfoil", "svm"), "n_failed"] == 1
+    assert s.loc[("liver", "svm"), "fit_mean"] == pytest.approx(1.0)  # 0.5, 1.0, 1.5
+    assert s.loc[("liver", "svm"), "best"] and not s.loc[("liver", "rf"), "best"]
+    assert s.loc[("airfoil", "svm"), "best"]  # lower MSE wins
+
+
+def test_report_tables_in_three_formats(fixture_results):
+    written = build_report(fixture_results)
+    md = (fixture_results / "report" / "report.md").read_text()
+    assert "| liver | svm | **72.00 ± 2.00** | 71.00 ± 1.50 | +1.00 |" in md
+    assert "| liver | rf | 65.00 ± 5.00 |" in md
+    assert "| airfoil | svm | **1.500 ± 0.707** |" in md
+    assert "| airfoil | rf | 4.000 ± 0.000 | 5.000 ± 0.500 | -1.000 |" in md
+    assert "1 failed" in md and "RuntimeError: boom" in md and "2/3" in md
+    assert "hand-made fixture" in md and "Paper numbers: paper Table 9" in md
+    tex = (fixture_results / "report" / "report.tex").read_text()
+    assert r"\textbf{72.00 $\pm$ 2.00}" in tex and r"\begin{tabular}" in tex
+    html = (fixture_results / "report" / "report.html").read_text()
+    assert "<td><b>72.00 ± 2.00</b></td>" in html
+    assert {p.name for p in written} >= {"report.md", "report.tex", "report.html"}
+    rows = (fixture_results / "report" / "rows.csv").read_text()
+    assert rows.count("\n") == 13  # header + 12 rows
+
+
+def test_check_passes_and_fails(fixture_results, tmp_path):
+    runner = CliRunner()
+    baseline = tmp_path / "baseline.json"
+    made = runner.invoke(app, ["baseline", str(fixture_results), "-o", str(baseline)])
+    assert made.exit_code == 0, made.output
+    ok = runner.invoke(app, ["check", str(fixture_results), "--baseline", str(baseline)])
+    assert ok.exit_code == 0, ok.output
+    assert "passed" in ok.output
+
+    data = json.loads(baseline.read_text())
+    entry = next(e for e in data["entries"] if e["dataset"] == "liver" and e["method"] == "svm")
+    entry["mean"] += 1.5  # edited upward beyond the 1-point tolerance
+    baseline.write_text(json.dumps(data))
+    bad = runner.invoke(app, ["check", str(fixture_results), "--baseline", str(baseline)])
+    assert bad.exit_code == 1 and "regression" in bad.output
+
+    entry["mean"] -= 1.0  # within tolerance again (72.5 - 1 < 72)
+    baseline.write_text(json.dumps(data))
+    assert runner.invoke(app, ["check", str(fixture_results), "--baseline", str(baseline)]).exit_code == 0
+
+    mse_entry = next(e for e in data["entries"] if e["dataset"] == "airfoil" and e["method"] == "rf")
+    mse_entry["mean"] = 3.5  # ours (4.0) is more than 5% worse than 3.5
+    baseline.write_text(json.dumps(data))
+    assert runner.invoke(app, ["check", str(fixture_results), "--baseline", str(baseline)]).exit_code == 1
+
+
+def test_check_fails_when_runs_go_missing(fixture_results, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    CliRunner().invoke(app, ["baseline", str(fixture_results), "-o", str(baseline)])
+    victim = next((fixture_results / "rows").glob("*.json"))
+    victim.unlink()
+    result = CliRunner(env={"COLUMNS": "250"}).invoke(app, ["check", str(fixture_results), "--baseline", str(baseline)])
+    assert result.exit_code == 1 and "only 2 ok runs" in result.output
+
+
+def test_check_rejects_a_bad_baseline(fixture_results, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    result = CliRunner().invoke(app, ["check", str(fixture_results), "--baseline", str(bad)])
+    assert result.exit_code == 1 and "not a tkbench baseline" in result.output
+
+
+def test_report_of_a_non_results_folder(tmp_path):
+    result = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 1 and "not a results folder" in result.output
+
+
+def test_stale_rows_are_ignored(fixture_results):
+    source = next((fixture_results / "rows").glob("*.json"))
+    stale = json.loads(source.read_text())
+    stale["key"] = "0" * 64  # a row of a run the config no longer plans
+    (fixture_results / "rows" / f"{stale['key']}.json").write_text(json.dumps(stale))
+    shutil.copy(source, fixture_results / "rows" / ("1" * 64 + ".json"))  # a file whose name is not its key
+    res = load_results(fixture_results)
+    assert res.stale == 1 and len(res.rows) == 12

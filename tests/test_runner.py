@@ -1,0 +1,171 @@
+"""The runner: determinism across workers, failure isolation, resume after SIGKILL, backends."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import tiny_config
+from tkbench.bench.plan import make_plan
+from tkbench.bench.runner import run_experiment
+from tkbench.bench.store import ResultStore
+from tkbench.cli import app
+from tkbench.config import load_config
+
+METRIC_FIELDS = ("accuracy", "mse", "balanced_accuracy", "chosen_params", "n_train", "n_test", "train_accuracy")
+
+
+def _numbers(root):
+    return {r["key"]: tuple(json.dumps(r.get(f), sort_keys=True) for f in METRIC_FIELDS)
+            for r in ResultStore(root).rows()}
+
+
+def test_same_numbers_with_one_or_two_workers(write_config, tmp_path):
+    exp = load_config(write_config(tiny_config()))
+    one = run_experiment(exp, out_dir=tmp_path / "j1", n_jobs=1, progress=False)
+    two = run_experiment(exp, out_dir=tmp_path / "j2", n_jobs=2, progress=False)
+    assert one.counts["ok"] == two.counts["ok"] == 12
+    a, b = _numbers(tmp_path / "j1"), _numbers(tmp_path / "j2")
+    assert a.keys() == b.keys() == {s.key for s in make_plan(exp)}
+    assert a == b
+    # every method saw the same split: identical test sizes per (dataset, split)
+    rows = ResultStore(tmp_path / "j1").rows()
+    sizes = {(r["dataset"], r["split"], r["n_test"]) for r in rows}
+    assert len(sizes) == len({(r["dataset"], r["split"]) for r in rows})
+
+
+def test_plan_keys_are_stable_and_sensitive(write_config):
+    base = load_config(write_config(tiny_config()))
+    again = load_config(write_config(tiny_config(), "again.yaml"))
+    assert [s.key for s in make_plan(base)] == [s.key for s in make_plan(again)]
+    changed = tiny_config()
+    changed["methods"][0]["grid"]["C"] = [1.0, 100.0]
+    keys = {s.key for s in make_plan(load_config(write_config(changed, "c.yaml")))}
+    assert len(keys & {s.key for s in make_plan(base)}) == 6  # only the rf runs are unchanged
+    renamed = tiny_config(name="other")
+    renamed["protocol"]["timeout"] = 50
+    assert {s.key for s in make_plan(load_config(write_config(renamed, "r.yaml")))} == \
+        {s.key for s in make_plan(base)}
+
+
+def test_failures_are_recorded_and_the_sweep_goes_on(write_config, tmp_path):
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"].update(splits=1, timeout=4)
+    cfg["methods"] = [
+        {"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0]}},
+        {"name": "raise", "family": "debug_fail", "params": {"mode": "raise"}},
+        {"name": "abort", "family": "debug_fail", "params": {"mode": "abort"}},
+        {"name": "oomkill", "family": "debug_fail", "params": {"mode": "sigkill"}},
+        {"name": "hang", "family": "debug_fail", "params": {"mode": "sleep", "seconds": 600}},
+    ]
+    exp = load_config(write_config(cfg))
+    t0 = time.perf_counter()
+    outcome = run_experiment(exp, out_dir=tmp_path / "out", n_jobs=2, progress=False)
+    assert time.perf_counter() - t0 < 60  # the hanging run was killed at its limit
+    rows = {r["method"]: r for r in ResultStore(tmp_path / "out").rows()}
+    assert rows["svm"]["status"] == "ok" and rows["svm"]["accuracy"] > 50
+    assert rows["raise"]["status"] == "failed"
+    assert "RuntimeError: debug_fail: deliberate failure" in rows["raise"]["error"]
+    assert "Traceback" in rows["raise"]["traceback"] and "_misbehave" in rows["raise"]["traceback"]
+    assert rows["abort"]["status"] == "crashed" and "SIGABRT" in rows["abort"]["error"]
+    assert rows["oomkill"]["status"] == "crashed" and "SIGKILL" in rows["oomkill"]["error"]
+    assert rows["hang"]["status"] == "timeout" and "timeout of 4 s" in rows["hang"]["error"]
+    assert outcome.counts == {"ok": 1, "failed": 1, "crashed": 2, "timeout": 1}
+    # a re-run retries the four runs that did not succeed, and only those
+    again = run_experiment(exp, out_dir=tmp_path / "out", n_jobs=2, progress=False, only=["*/[!h]*"])
+    assert again.skipped == 1 and again.executed == 3
+    assert len(ResultStore(tmp_path / "out").rows()) == 5
+
+
+def test_resume_after_sigkill(write_config, tmp_path):
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 6
+    path = write_config(cfg)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out", str(out),
+                             "--no-progress"], start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    rows_dir = out / "rows"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(rows_dir.glob("*.json"))) < 4:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole sweep: main process, joblib workers, run children
+    proc.wait()
+    done_before = len(list(rows_dir.glob("*.json")))
+    exp = load_config(path)
+    planned = {s.key for s in make_plan(exp)}
+    assert 4 <= done_before < len(planned), "the kill should land halfway"
+    outcome = run_experiment(exp, out_dir=out, n_jobs=2, progress=False)
+    assert outcome.skipped >= 4 and outcome.skipped + outcome.executed == len(planned) == 24
+    files = sorted(p.stem for p in rows_dir.glob("*.json"))
+    assert sorted(files) == sorted(planned)  # every row exactly once (one file per key)
+    rows = ResultStore(out).rows()
+    assert all(r["key"] == name for r, name in zip(rows, files, strict=True))
+    assert all(r["status"] == "ok" for r in rows)
+    # and nothing is left to do
+    assert run_experiment(exp, out_dir=out, progress=False).executed == 0
+
+
+def test_force_only_and_dry_run(write_config, tmp_path):
+    path = write_config(tiny_config())
+    out = tmp_path / "out"
+    runner = CliRunner()
+    dry = runner.invoke(app, ["run", str(path), "--dry-run", "--out", str(out)])
+    assert dry.exit_code == 0 and "12 runs, 0 done, 12 to run" in dry.output
+    first = runner.invoke(app, ["run", str(path), "--only", "liver/svm", "--splits", "2", "--out", str(out),
+                                "--no-progress"])
+    assert first.exit_code == 0, first.output
+    assert len(ResultStore(out).rows()) == 2
+    stamps = {r["key"]: r["attempt"] for r in ResultStore(out).rows()}
+    forced = runner.invoke(app, ["run", str(path), "--only", "liver/svm", "--splits", "2", "--force",
+                                 "--out", str(out), "--no-progress"])
+    assert forced.exit_code == 0
+    assert all(r["attempt"] != stamps[r["key"]] for r in ResultStore(out).rows())
+    assert (out / "config.yaml").exists()
+
+
+def test_provenance_and_timings_in_rows(write_config, tmp_path):
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 1
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    for row in ResultStore(tmp_path).rows():
+        prov = row["provenance"]
+        assert prov["tkbench_version"] and prov["python"] and prov["packages"]["scikit-learn"]
+        assert prov["blas_threads"] == 1 and prov["workers"] == 1 and prov["cpu"]
+        assert "git_sha" in prov and "git_dirty" in prov
+        assert row["fit_seconds"] > 0 and row["cv_seconds"] > 0 and row["predict_seconds"] > 0
+        assert row["chosen_params"] and row["params"] and row["n_train"] + row["n_test"] in (150, 345)
+
+
+@pytest.mark.slow
+def test_dask_backend_on_a_local_cluster(write_config, tmp_path):
+    pytest.importorskip("distributed")
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 2
+    cfg["methods"].append({"name": "raise", "family": "debug_fail", "params": {"mode": "abort"}})
+    exp = load_config(write_config(cfg))
+    outcome = run_experiment(exp, out_dir=tmp_path / "dask", n_jobs=2, backend="dask", progress=False)
+    assert outcome.counts == {"ok": 8, "crashed": 4}
+    run_experiment(exp, out_dir=tmp_path / "loky", n_jobs=1, progress=False)
+    dask_numbers, loky_numbers = _numbers(tmp_path / "dask"), _numbers(tmp_path / "loky")
+    assert dask_numbers == loky_numbers
+
+
+def test_ray_backend_says_what_to_install(write_config, tmp_path):
+    try:
+        import ray  # noqa: F401
+
+        pytest.skip("ray is installed")
+    except ImportError:
+        pass
+    result = CliRunner().invoke(app, ["run", str(write_config(tiny_config())), "--backend", "ray",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "needs ray" in result.output and "pip install" in result.output

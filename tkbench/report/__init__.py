@@ -1,0 +1,1 @@
+"""Reports: tables beside the papers, plots, and the CI regression check."""

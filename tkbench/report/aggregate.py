@@ -1,0 +1,106 @@
+"""Rows -> per (dataset, method) summaries: mean ± std of the metric and times over splits, status counts.
+
+Only rows whose key belongs to the folder's current plan are used (rows left by an earlier version of the config
+are counted as ``stale`` and ignored). Means and standard deviations are over the ``ok`` runs; the standard
+deviation is the sample one (ddof=1), 0 for a single run. Failed, timed-out and crashed runs are counted,
+never silently dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tkbench.bench.plan import make_plan
+from tkbench.bench.runner import load_saved_experiment
+from tkbench.bench.store import ResultStore
+from tkbench.config import Experiment
+from tkbench.errors import TkbenchError
+
+STATUSES = ("ok", "failed", "timeout", "crashed")
+HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "mse": False, "mae": False, "r2": True}
+
+
+@dataclass
+class Results:
+    root: Path
+    experiment: Experiment
+    rows: pd.DataFrame
+    planned: pd.DataFrame
+    stale: int
+
+
+def load_results(results_dir: str | Path) -> Results:
+    root = Path(results_dir)
+    store = ResultStore(root)
+    if not store.config_path.exists():
+        raise TkbenchError(f"{root}: not a results folder (no config.yaml; was it written by `tkbench run`?)")
+    exp = load_saved_experiment(root)
+    plan = make_plan(exp)
+    planned = pd.DataFrame([{"key": s.key, "dataset": s.label, "method": s.method, "split": s.split,
+                             "size": s.size, "vary_value": (s.vary or {}).get("value"), "task": s.task}
+                            for s in plan])
+    keys = set(planned["key"]) if len(planned) else set()
+    raw = store.rows()
+    rows = pd.DataFrame([r for r in raw if r["key"] in keys])
+    return Results(root, exp, rows, planned, stale=sum(r["key"] not in keys for r in raw))
+
+
+def mean_std(values: pd.Series) -> tuple[float, float]:
+    v = values.dropna().to_numpy(dtype=float)
+    if len(v) == 0:
+        return float("nan"), float("nan")
+    return float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+
+
+def summarize(res: Results) -> pd.DataFrame:
+    """One line per (dataset, method) in config order."""
+    exp = res.experiment
+    out: list[dict[str, Any]] = []
+    for ds in exp.datasets:
+        for m in exp.methods:
+            planned = res.planned[(res.planned["dataset"] == ds.label) & (res.planned["method"] == m.name)]
+            if res.rows.empty:
+                cell = res.rows
+            else:
+                cell = res.rows[(res.rows["dataset"] == ds.label) & (res.rows["method"] == m.name)]
+            ok = cell[cell["status"] == "ok"] if not cell.empty else cell
+            task = planned["task"].iloc[0] if len(planned) else None
+            metric = "accuracy" if task == "classification" else "mse"
+            line: dict[str, Any] = {"dataset": ds.label, "method": m.name, "task": task, "metric": metric,
+                                    "planned": len(planned), "n_ok": len(ok)}
+            for status in STATUSES[1:]:
+                line[f"n_{status}"] = int((cell["status"] == status).sum()) if not cell.empty else 0
+            line["n_missing"] = len(planned) - len(cell)
+            for col in (metric, "fit_seconds", "cv_seconds", "predict_seconds"):
+                mean, std = mean_std(ok[col]) if col in ok else (float("nan"), float("nan"))
+                name = "metric" if col == metric else col.removesuffix("_seconds")
+                line[f"{name}_mean"], line[f"{name}_std"] = mean, std
+            line["errors"] = sorted(set(cell.loc[cell["status"] != "ok", "error"].dropna())) if not cell.empty else []
+            out.append(line)
+    table = pd.DataFrame(out)
+    table["best"] = False
+    for _, group in table.groupby("dataset", sort=False):
+        valid = group.dropna(subset=["metric_mean"])
+        if valid.empty:
+            continue
+        higher = HIGHER_IS_BETTER[valid["metric"].iloc[0]]
+        best = valid["metric_mean"].max() if higher else valid["metric_mean"].min()
+        table.loc[valid.index[valid["metric_mean"] == best], "best"] = True
+    return table
+
+
+def flat_rows(res: Results) -> pd.DataFrame:
+    """The rows with nested fields (spec, provenance, cv, trace) dropped or flattened, for CSV/parquet export."""
+    if res.rows.empty:
+        return res.rows
+    keep = [c for c in res.rows.columns if c not in ("spec", "provenance", "cv", "trace", "traceback")]
+    flat = res.rows[keep].copy()
+    for col in ("chosen_params", "params", "diagnostics"):
+        if col in flat:
+            flat[col] = flat[col].map(lambda d: "" if not isinstance(d, dict) else
+                                      ";".join(f"{k}={v}" for k, v in sorted(d.items())))
+    return flat

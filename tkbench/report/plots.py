@@ -1,0 +1,113 @@
+"""Complexity plots (log-log fit time against size, with the fitted slope) and convergence plots (trace vs iteration).
+
+The slope is the least-squares fit of log(time) = a + b log(size) over the per-size mean fit times, the way the
+papers report their exponents (paper 003 Fig. 3, paper 000 Figs 3-4).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+TRACE_FIELDS = ("gap", "relative_gap", "loss", "objective")
+
+
+def fit_slope(sizes, times) -> tuple[float, float]:
+    """(slope, intercept) of log(time) against log(size); NaN when fewer than two distinct sizes."""
+    x = np.log(np.asarray(sizes, dtype=float))
+    y = np.log(np.maximum(np.asarray(times, dtype=float), 1e-12))
+    if len(np.unique(x)) < 2:
+        return float("nan"), float("nan")
+    slope, intercept = np.polyfit(x, y, 1)
+    return float(slope), float(intercept)
+
+
+def _save(fig, base: Path) -> list[Path]:
+    paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
+    fig.savefig(paths[0], dpi=120, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
+def scaling_plots(rows: pd.DataFrame, out_dir: Path) -> tuple[list[Path], pd.DataFrame]:
+    """Time against m per (dataset, method, varied value), and time against the varied size per m.
+
+    Returns the written files and the slope table (one line per fitted curve).
+    """
+    ok = rows[rows["status"] == "ok"].copy()
+    written: list[Path] = []
+    slopes: list[dict] = []
+    if ok.empty:
+        return written, pd.DataFrame(slopes)
+    ok["vary_value"] = ok["vary_value"].astype(object).where(ok["vary_value"].notna(), None) \
+        if "vary_value" in ok else None
+    ok["size_value"] = ok["size_value"] if "size_value" in ok else ok["vary_value"]
+    for dataset, by_ds in ok.groupby("dataset", sort=False):
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        for (method, value), cur in by_ds.groupby(["method", by_ds["vary_value"].astype(str)], sort=False):
+            means = cur.groupby("size")["fit_seconds"].mean()
+            slope, icpt = fit_slope(means.index, means.values)
+            label = method if value == "None" else f"{method} ({cur['vary_param'].iloc[0]}={value})"
+            ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {slope:.2f}")
+            slopes.append({"dataset": dataset, "method": method, "axis": "m", "fixed": value, "slope": slope,
+                           "points": len(means), "max_seconds": float(means.max())})
+        ax.set_xlabel("training set size m")
+        ax.set_ylabel("fit time (s)")
+        ax.set_title(f"{dataset}: time against m")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        written += _save(fig, out_dir / f"scaling_{dataset}_m")
+        if by_ds["vary_param"].notna().any():
+            fig, ax = plt.subplots(figsize=(6, 4.5))
+            for (method, m), cur in by_ds.groupby(["method", "size"], sort=False):
+                means = cur.groupby("size_value")["fit_seconds"].mean()
+                slope, _ = fit_slope(means.index, means.values)
+                ax.loglog(means.index, means.values, "s-", label=f"{method} (m={m}): slope {slope:.2f}")
+                slopes.append({"dataset": dataset, "method": method, "axis": "size", "fixed": f"m={m}",
+                               "slope": slope, "points": len(means), "max_seconds": float(means.max())})
+            ax.set_xlabel(f"size ({by_ds['vary_param'].dropna().iloc[0]} -> size value)")
+            ax.set_ylabel("fit time (s)")
+            ax.set_title(f"{dataset}: time against the second size")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+            written += _save(fig, out_dir / f"scaling_{dataset}_size")
+    return written, pd.DataFrame(slopes)
+
+
+def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """For each dataset: the solver trace of every method (split 0 bold, the other splits faint), log scale."""
+    ok = rows[(rows["status"] == "ok")] if "trace" in rows else rows.iloc[0:0]
+    written: list[Path] = []
+    for dataset, by_ds in ok.groupby("dataset", sort=False):
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        plotted = False
+        for color, (method, cur) in zip(plt.cm.tab10.colors, by_ds.groupby("method", sort=False), strict=False):
+            for _, row in cur.sort_values("split").iterrows():
+                trace = row["trace"]
+                if not isinstance(trace, list) or not trace:
+                    continue
+                field = next((f for f in TRACE_FIELDS if f in trace[0]), None)
+                if field is None:
+                    continue
+                it = [t.get("iteration", i + 1) for i, t in enumerate(trace)]
+                val = [abs(t[field]) if t[field] is not None else np.nan for t in trace]
+                first = row["split"] == cur["split"].min()
+                ax.semilogy(it, val, color=color, alpha=1.0 if first else 0.25, lw=1.5 if first else 0.8,
+                            label=f"{method} ({field})" if first else None)
+                plotted = True
+        if not plotted:
+            plt.close(fig)
+            continue
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("value (log scale)")
+        ax.set_title(f"{dataset}: convergence")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        written += _save(fig, out_dir / f"convergence_{dataset}")
+    return written

@@ -1,0 +1,59 @@
+"""The papers' published numbers (``configs/reference/*.yaml``) looked up per (dataset, method).
+
+Reference files hold ``results: {dataset: {method: value}}`` where a value is either a mapping with
+``accuracy`` / ``mse`` / ``time`` entries (each ``[mean, std]``), or a bare list read through the file's
+``metric``: ``[mean, std]`` of ``train_seconds`` (a time), ``[error, std, seconds]`` of ``error_percent``
+(accuracy = 100 - error), or ``[mean, std]`` of an MSE-like metric.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class PaperValue:
+    metric: tuple[float, float] | None = None
+    time: tuple[float, float] | None = None
+    note: str = ""
+
+
+class Reference:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.data: dict[str, Any] = yaml.safe_load(self.path.read_text(encoding="utf-8"))
+        self.results: dict[str, dict[str, Any]] = self.data.get("results") or {}
+
+    @property
+    def title(self) -> str:
+        return f"{self.data.get('source', self.path.stem)} {self.data.get('table', '')}".strip()
+
+    def lookup(self, dataset: str, method: str, metric: str) -> PaperValue | None:
+        value = (self.results.get(dataset) or {}).get(method)
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            pair = value.get(metric)
+            time = value.get("time")
+            return PaperValue(_pair(pair), _pair(time), str(value.get("note", "")))
+        kind = str(self.data.get("metric", ""))
+        if kind == "train_seconds":
+            return PaperValue(None, _pair(value))
+        if kind == "error_percent" and len(value) >= 2:
+            return PaperValue((100.0 - float(value[0]), float(value[1])),
+                              (float(value[2]), float("nan")) if len(value) > 2 else None)
+        return PaperValue(_pair(value), None)
+
+    def exponents(self, key: str) -> dict[str, Any] | None:
+        """Scaling exponents (``scaling.yaml``: ``key: {m_exponent, q_exponent, ...}``)."""
+        entry = self.data.get(key)
+        return entry if isinstance(entry, dict) else None
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    return float(value[0]), float(value[1])

@@ -1,0 +1,147 @@
+"""Accuracy / MSE tables: one content model, rendered as Markdown, LaTeX or HTML.
+
+Per dataset x method: mean ± std of the metric over the ok splits, the paper's mean ± std and our difference
+(when the config names a reference file), fit time mean ± std (and the paper's), CV time, the number of ok splits
+out of those planned, and any failed / timeout / crashed / missing counts. The best mean per dataset is bold.
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from tkbench.report.reference import Reference
+
+METRIC_TITLES = {"accuracy": "Test-set accuracy (%)", "mse": "Test MSE"}
+
+
+@dataclass
+class Cell:
+    text: str
+    bold: bool = False
+
+
+@dataclass
+class TableModel:
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    notes: list[str] = field(default_factory=list)
+
+
+def fmt(mean: float, std: float | None = None, digits: int = 2) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    text = _num(mean, digits)
+    if std is not None and not math.isnan(std):
+        text += f" ± {_num(std, digits)}"
+    return text
+
+
+def _num(x: float, digits: int) -> str:
+    if x != 0 and (abs(x) >= 1e5 or abs(x) < 10 ** (-digits)):
+        return f"{x:.{digits}e}"
+    return f"{x:.{digits}f}"
+
+
+def _status(line: pd.Series) -> str:
+    parts = [f"{int(line[f'n_{s}'])} {s}" for s in ("failed", "timeout", "crashed", "missing") if line[f"n_{s}"]]
+    return ", ".join(parts) or "-"
+
+
+def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names: dict[str, dict[str, str]],
+                  digits: dict[str, int] | None = None) -> list[TableModel]:
+    """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset."""
+    digits = digits or {"accuracy": 2, "mse": 3}
+    tables = []
+    for metric in ("accuracy", "mse"):
+        part = summary[summary["metric"] == metric]
+        if part.empty:
+            continue
+        cols = ["Dataset", "Method", f"{METRIC_TITLES[metric]}"]
+        if reference is not None:
+            cols += ["Paper", "Δ (ours − paper)"]
+        cols += ["Fit time (s)"]
+        if reference is not None:
+            cols += ["Paper time (s)"]
+        cols += ["CV time (s)", "Splits ok", "Not ok"]
+        rows = []
+        for _, line in part.iterrows():
+            row = [Cell(line["dataset"]), Cell(line["method"]),
+                   Cell(fmt(line["metric_mean"], line["metric_std"], digits[metric]), bool(line["best"]))]
+            paper = None
+            if reference is not None:
+                paper = reference.lookup(ref_names["datasets"].get(line["dataset"], line["dataset"]),
+                                         ref_names["methods"].get(line["method"], line["method"]), metric)
+                if paper is not None and paper.metric is not None:
+                    diff = line["metric_mean"] - paper.metric[0]
+                    row += [Cell(fmt(*paper.metric, digits[metric])), Cell(_signed(diff, digits[metric]))]
+                else:
+                    row += [Cell(paper.note if paper and paper.note else "-"), Cell("-")]
+            row.append(Cell(fmt(line["fit_mean"], line["fit_std"], 3)))
+            if reference is not None:
+                row.append(Cell(fmt(*paper.time, 2) if paper is not None and paper.time else "-"))
+            row += [Cell(fmt(line["cv_mean"], None, 2)), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}"),
+                    Cell(_status(line))]
+            rows.append(row)
+        title = METRIC_TITLES[metric] + (" (lower is better)" if metric == "mse" else "")
+        tables.append(TableModel(title, cols, rows))
+    return tables
+
+
+def _signed(x: float, digits: int) -> str:
+    return "-" if math.isnan(x) else f"{x:+.{digits}f}"
+
+
+def render_md(table: TableModel) -> str:
+    lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
+             "|" + "|".join("---" for _ in table.columns) + "|"]
+    for row in table.rows:
+        lines.append("| " + " | ".join(f"**{c.text}**" if c.bold else c.text for c in row) + " |")
+    lines += [""] + [f"- {n}" for n in table.notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+_TEX_ESCAPE = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+               "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def tex_escape(text: str) -> str:
+    out = "".join(_TEX_ESCAPE.get(ch, ch) for ch in text)
+    return out.replace("±", r"$\pm$").replace("Δ", r"$\Delta$").replace("−", "-")
+
+
+def render_tex(table: TableModel) -> str:
+    spec = "ll" + "r" * (len(table.columns) - 2)
+    lines = [r"\begin{table}[ht]", r"\centering", rf"\caption{{{tex_escape(table.title)}}}",
+             rf"\begin{{tabular}}{{{spec}}}", r"\hline",
+             " & ".join(tex_escape(c) for c in table.columns) + r" \\", r"\hline"]
+    previous = None
+    for row in table.rows:
+        if previous is not None and row[0].text != previous:
+            lines.append(r"\hline")
+        previous = row[0].text
+        cells = [rf"\textbf{{{tex_escape(c.text)}}}" if c.bold else tex_escape(c.text) for c in row]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\hline", r"\end{tabular}"]
+    if table.notes:
+        lines.append(r"\par\smallskip\footnotesize " + r" \\ ".join(tex_escape(n) for n in table.notes))
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def render_html(table: TableModel) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    body = []
+    for row in table.rows:
+        cells = "".join(f"<td><b>{html.escape(c.text)}</b></td>" if c.bold else f"<td>{html.escape(c.text)}</td>"
+                        for c in row)
+        body.append(f"<tr>{cells}</tr>")
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in table.notes)
+    return (f"<h3>{html.escape(table.title)}</h3>\n<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
+            + "\n".join(body) + "\n</tbody>\n</table>\n" + (f"<ul>{notes}</ul>\n" if notes else ""))
+
+
+RENDERERS = {"md": render_md, "tex": render_tex, "html": render_html}

@@ -12,7 +12,7 @@ from tkbench.data import registry as data_registry
 from tkbench.report import plots
 from tkbench.report.aggregate import Results, flat_rows, load_results, summarize
 from tkbench.report.reference import Reference
-from tkbench.report.tables import RENDERERS, Cell, TableModel, fmt
+from tkbench.report.tables import RENDERERS, Cell, TableModel, fmt_time
 
 
 def _reference(res: Results) -> Reference | None:
@@ -78,7 +78,7 @@ def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None
     for _, s in slopes.iterrows():
         row = [Cell(str(s["dataset"])), Cell(str(s["method"])), Cell(s["axis"]), Cell(str(s["fixed"])),
                Cell("-" if math.isnan(s["slope"]) else f"{s['slope']:.2f}"), Cell(str(s["points"])),
-               Cell(fmt(s["max_seconds"], None, 3))]
+               Cell(fmt_time(s["max_seconds"]))]
         if reference is not None:
             exps = reference.exponents(ref_names.get(s["method"], s["method"])) or {}
             key = "m_exponent" if s["axis"] == "m" else next((k for k in exps if k.endswith("_exponent")

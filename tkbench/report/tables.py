@@ -40,6 +40,20 @@ def fmt(mean: float, std: float | None = None, digits: int = 2) -> str:
     return text
 
 
+def fmt_time(mean: float, std: float | None = None) -> str:
+    """Seconds to 3 significant digits (times span 1e-3 .. 1e4 s in one table)."""
+    if mean is None or math.isnan(mean):
+        return "-"
+    text = _sig(mean)
+    if std is not None and not math.isnan(std):
+        text += f" ± {_sig(std)}"
+    return text
+
+
+def _sig(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 1e4 else f"{x:.0f}"
+
+
 def _num(x: float, digits: int) -> str:
     if x != 0 and (abs(x) >= 1e5 or abs(x) < 10 ** (-digits)):
         return f"{x:.{digits}e}"
@@ -80,10 +94,10 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                     row += [Cell(fmt(*paper.metric, digits[metric])), Cell(_signed(diff, digits[metric]))]
                 else:
                     row += [Cell(paper.note if paper and paper.note else "-"), Cell("-")]
-            row.append(Cell(fmt(line["fit_mean"], line["fit_std"], 3)))
+            row.append(Cell(fmt_time(line["fit_mean"], line["fit_std"])))
             if reference is not None:
-                row.append(Cell(fmt(*paper.time, 2) if paper is not None and paper.time else "-"))
-            row += [Cell(fmt(line["cv_mean"], None, 2)), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}"),
+                row.append(Cell(fmt_time(*paper.time) if paper is not None and paper.time else "-"))
+            row += [Cell(fmt_time(line["cv_mean"])), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}"),
                     Cell(_status(line))]
             rows.append(row)
         title = METRIC_TITLES[metric] + (" (lower is better)" if metric == "mse" else "")

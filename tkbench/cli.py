@@ -52,8 +52,15 @@ def run(
                                  console=err, progress=progress)
     except TkbenchError as exc:
         _fail(exc)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: finished rows are kept; run the same command again to resume")
+        raise typer.Exit(130) from None
     if not dry_run and outcome.planned == 0:
         err.print("[yellow]warning:[/] --only matched no run")
+    elif not dry_run:
+        bad = outcome.executed - outcome.counts["ok"]
+        err.print(f"{bad} run(s) not ok (see the summary); " if bad else "", end="")
+        err.print(f"report: tkbench report {out_dir or 'results/' + exp.name}")
 
 
 @app.command()

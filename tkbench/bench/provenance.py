@@ -64,6 +64,7 @@ def collect(n_jobs: int, backend: str, blas_threads: int) -> dict[str, Any]:
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "workers": n_jobs,
+        "cores_used": n_jobs * blas_threads,
         "backend": backend,
         "blas_threads": blas_threads,
     }

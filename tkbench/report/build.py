@@ -141,4 +141,6 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
     flat = flat_rows(res)
     if not flat.empty:
         flat.to_csv(out / "rows.csv", index=False)
+        flat.astype({c: str for c in ("vary_value", "error") if c in flat}).to_parquet(out / "rows.parquet",
+                                                                                         index=False)
     return written + images

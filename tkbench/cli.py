@@ -150,7 +150,7 @@ def datasets_list() -> None:
             ds = registry.load_dataset(name)
             table.add_row(name, ds.task, str(len(ds.y)), str(ds.X.shape[1]), str(ds.n_classes or "-"),
                           str(len(registry.file_names(name))))
-        for name, gen in sorted(GENERATORS.items()):
+        for name in sorted(GENERATORS):
             ds = registry.load_dataset(name)
             table.add_row(name, ds.task, f"{len(ds.y)} (default)", str(ds.X.shape[1]), str(ds.n_classes),
                           "synthetic")

@@ -158,6 +158,20 @@ def test_dask_backend_on_a_local_cluster(write_config, tmp_path):
     assert dask_numbers == loky_numbers
 
 
+@pytest.mark.slow
+def test_ray_backend_when_installed(write_config, tmp_path):
+    pytest.importorskip("ray")
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"]["splits"] = 2
+    cfg["methods"].append({"name": "crash", "family": "debug_fail", "params": {"mode": "abort"}})
+    exp = load_config(write_config(cfg))
+    outcome = run_experiment(exp, out_dir=tmp_path / "ray", n_jobs=2, backend="ray", progress=False)
+    assert outcome.counts == {"ok": 4, "crashed": 2}
+    run_experiment(exp, out_dir=tmp_path / "loky", n_jobs=1, progress=False)
+    assert _numbers(tmp_path / "ray") == _numbers(tmp_path / "loky")
+
+
 def test_ray_backend_says_what_to_install(write_config, tmp_path):
     try:
         import ray  # noqa: F401

@@ -161,3 +161,16 @@ def test_blocking_does_not_change_the_result(monkeypatch):
     D_small = tk_gradient(X, w, a, b, 2, "zx")
     monkeypatch.setattr(tk, "_BLOCK_BYTES", 64 * 2**20)
     np.testing.assert_allclose(D_small, tk_gradient(X, w, a, b, 2, "zx"), rtol=1e-12)
+
+
+@pytest.mark.parametrize("basis", ["x", "zx"])
+def test_cross_kernel_is_consistent_with_its_transpose(basis):
+    """k(x, y) = k(y, x) for symmetric P: the test kernel pairs P's blocks as the training kernel does."""
+    rng = np.random.default_rng(9)
+    X, Y = rng.uniform(0, 1, (20, 3)), rng.uniform(0, 1, (15, 3))
+    a, b = box(3, 0.2)
+    P = _random_psd(2 * n_basis(3, 2, basis), rng)
+    np.testing.assert_allclose(tk_kernel(X, Y, P, a, b, 2, basis), tk_kernel(Y, X, P, a, b, 2, basis).T, rtol=1e-12)
+    both = np.vstack([X, Y])
+    np.testing.assert_allclose(tk_kernel(X, Y, P, a, b, 2, basis), tk_kernel(both, None, P, a, b, 2, basis)[:20, 20:],
+                               rtol=1e-12)

@@ -1,0 +1,107 @@
+"""Frank-Wolfe TK learning against the same saddle problem solved as one convex program (cvxpy + Clarabel)."""
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.svm import SVC, SVR
+
+from tkbench.data import load_dataset
+from tkbench.kernels.tessellated import box, n_basis, tk_gradient, tk_kernel
+from tkbench.solvers.frank_wolfe import frank_wolfe
+from tkbench.solvers.svm import solve_dual
+
+
+def _small(task, m, seed=0):
+    rng = np.random.default_rng(seed)
+    if task == "classification":
+        ds = load_dataset("circle", {"n_samples": m, "noise": 0.1, "seed": seed})
+        X, y = ds.X, ds.y
+    else:
+        X = rng.uniform(-1, 1, (m, 2))
+        y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.05 * rng.standard_normal(m)
+    X = (X - X.min(0)) / (X.max(0) - X.min(0))
+    return X, y
+
+
+def saddle_by_cvxpy(basis_kernels, y, task, C, epsilon, trace):
+    """min_{P PSD, tr P = T} OPT_A(P): the inner dual QP max {c^T x - 1/2 x^T H(P) x : 0 <= x <= C, E x = 0}
+    replaced by its Lagrange dual min u^T lam + t/2 s.t. [[H(P), g], [g^T, t]] PSD, g = c - A^T lam - E^T eta
+    (Schur complement), H(P) linear in P."""
+    m = len(y)
+    size = basis_kernels.shape[0]
+    P = cp.Variable((size, size), symmetric=True)
+    K = sum(P[i, j] * basis_kernels[i, j] for i in range(size) for j in range(size))
+    if task == "classification":
+        J = np.diag(y.astype(float))
+        c = np.ones(m)
+        E = y.astype(float)[None, :]
+    else:
+        J = np.hstack([np.eye(m), -np.eye(m)])
+        c = np.concatenate([y - epsilon, -y - epsilon])
+        E = np.concatenate([np.ones(m), -np.ones(m)])[None, :]
+    nx = J.shape[1]
+    H = J.T @ K @ J
+    lam_hi, lam_lo, eta, t = cp.Variable(nx, nonneg=True), cp.Variable(nx, nonneg=True), cp.Variable(1), cp.Variable()
+    g = c - lam_hi + lam_lo - E.T @ eta
+    M = cp.bmat([[H, cp.reshape(g, (nx, 1), order="F")], [cp.reshape(g, (1, nx), order="F"), cp.reshape(t, (1, 1), order="F")]])
+    Msym = (M + M.T) / 2
+    prob = cp.Problem(cp.Minimize(C * cp.sum(lam_hi) + t / 2), [Msym >> 0, P >> 0, cp.trace(P) == trace])
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+def _basis_kernels(X, a, b, d, basis):
+    size = 2 * n_basis(X.shape[1], d, basis)
+    out = np.zeros((size, size, len(X), len(X)))
+    for i in range(size):
+        for j in range(i, size):
+            E = np.zeros((size, size))
+            E[i, j] = E[j, i] = 1.0
+            Kij = tk_kernel(X, None, E, a, b, d, basis)
+            if i == j:
+                out[i, i] = Kij
+            else:
+                out[i, j] = out[j, i] = Kij / 2
+    return out
+
+
+@pytest.mark.parametrize("task,C", [("classification", 2.0), ("regression", 1.0)])
+def test_fw_brackets_the_convex_program_optimum(task, C):
+    X, y = _small(task, 40)
+    a, b = box(2, 0.1)
+    d, basis = 1, "x"
+    size = 2 * n_basis(2, d, basis)
+    res = frank_wolfe(lambda P: tk_kernel(X, None, P, a, b, d, basis), lambda w: tk_gradient(X, w, a, b, d, basis),
+                      size, y, task=task, C=C, epsilon=0.1, tol=1e-5, max_iter=400, svm_tol=1e-8)
+    opt = saddle_by_cvxpy(_basis_kernels(X, a, b, d, basis), y, task, C, 0.1, float(size))
+    assert res.converged
+    assert res.dual <= opt * (1 + 1e-4) + 1e-6 and opt <= res.primal * (1 + 1e-4) + 1e-6
+    assert res.primal == pytest.approx(opt, rel=1e-4)
+    # the bounds hold at every iteration, and the primal never increases
+    primal = [h["primal"] for h in res.history]
+    assert all(h["dual"] <= opt * (1 + 1e-4) for h in res.history)
+    assert all(p2 <= p1 * (1 + 1e-6) for p1, p2 in zip(primal, primal[1:], strict=False))
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_svm_dual_value_matches_a_qp(task):
+    X, y = _small(task, 30, seed=2)
+    K = np.exp(-3 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    C, eps = 3.0, 0.1
+    sol = solve_dual(K, y, task=task, C=C, epsilon=eps, tol=1e-8)
+    L = np.linalg.cholesky(K + 1e-10 * np.eye(len(y)))
+    w = cp.Variable(len(y))
+    if task == "classification":
+        alpha = cp.multiply(y, w)
+        prob = cp.Problem(cp.Maximize(cp.sum(alpha) - 0.5 * cp.sum_squares(L.T @ w)),
+                          [alpha >= 0, alpha <= C, cp.sum(w) == 0])
+        model = SVC(kernel="precomputed", C=C, tol=1e-8).fit(K, y)
+    else:
+        prob = cp.Problem(cp.Maximize(y @ w - eps * cp.norm1(w) - 0.5 * cp.sum_squares(L.T @ w)),
+                          [cp.abs(w) <= C, cp.sum(w) == 0])
+        model = SVR(kernel="precomputed", C=C, epsilon=eps, tol=1e-8).fit(K, y)
+    prob.solve(solver=cp.CLARABEL)
+    assert sol.value == pytest.approx(prob.value, rel=1e-5)
+    np.testing.assert_allclose(K @ sol.w + sol.intercept, model.decision_function(K) if task == "classification"
+                               else model.predict(K), atol=1e-8)

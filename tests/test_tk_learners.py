@@ -1,0 +1,103 @@
+"""TKClassifier / TKRegressor: scikit-learn contract, train/test kernel consistency, tasks, configs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC, SVR
+from sklearn.utils.estimator_checks import check_estimator
+
+from tkbench.data import load_dataset
+from tkbench.kernels.tessellated import tk_kernel
+from tkbench.learners.tk import TKClassifier, TKRegressor
+
+
+@pytest.mark.parametrize("est", [TKClassifier(max_iter=5), TKRegressor(max_iter=5)], ids=lambda e: type(e).__name__)
+def test_scikit_learn_estimator_checks(est):
+    results = check_estimator(est, on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert not failed
+    skipped = {r["check_name"] for r in results if r["status"] == "skipped"}
+    assert skipped <= {"check_array_api_input"}  # needs SCIPY_ARRAY_API=1; the estimators are numpy-only
+
+
+def _liver(m=120):
+    ds = load_dataset("liver")
+    return ds.X[:m], ds.y[:m], ds.X[m : m + 60], ds.y[m : m + 60]
+
+
+@pytest.mark.parametrize("basis", ["x", "zx"])
+def test_decision_on_training_points_equals_the_trained_svm(basis):
+    """The predictor uses the kernel the SVM was trained on (the authors' port paired P's blocks differently)."""
+    X, y, _, _ = _liver()
+    clf = TKClassifier(C=10.0, delta=0.2, basis=basis, tol=1e-3, svm_tol=1e-8).fit(X, y)
+    X01 = clf._scale(X)
+    K = tk_kernel(X01, None, clf.P_, clf.a_, clf.b_, 1, basis)
+    svm = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(K, y)
+    np.testing.assert_allclose(clf.decision_function(X), svm.decision_function(K), atol=1e-6)
+    np.testing.assert_allclose(np.trace(clf.P_), 2 * clf.q_)
+    assert np.linalg.eigvalsh(clf.P_).min() > -1e-9
+
+
+def test_regressor_matches_svr_on_its_kernel_and_learns():
+    ds = load_dataset("airfoil")
+    X, y = ds.X[:300], ds.y[:300]
+    reg = TKRegressor(C=100.0, epsilon=0.1, delta=0.1, tol=1e-3, svm_tol=1e-8).fit(X, y)
+    K = tk_kernel(reg._scale(X), None, reg.P_, reg.a_, reg.b_, 1, "x")
+    svr = SVR(kernel="precomputed", C=100.0, epsilon=0.1, tol=1e-8).fit(K, y)
+    np.testing.assert_allclose(reg.predict(X), svr.predict(K), atol=1e-5)
+    assert reg.score(ds.X[300:500], ds.y[300:500]) > 0.3
+
+
+def test_classifier_learns_and_beats_chance():
+    X, y, Xt, yt = _liver(240)
+    clf = TKClassifier(C=10.0, delta=0.1).fit(X, y)
+    assert clf.score(Xt, yt) > 0.6
+    assert clf.converged_.all() and clf.gap_history_[-1]["relative_gap"] <= 1e-2
+    gaps = [h["gap"] for h in clf.gap_history_]
+    assert all(h["dual"] <= h["primal"] + 1e-9 for h in clf.gap_history_) and gaps[-1] < gaps[0]
+
+
+def test_multiclass_is_one_vs_rest():
+    ds = load_dataset("waveform", {"n_samples": 150})
+    clf = TKClassifier(C=10.0, tol=1e-2).fit(ds.X, ds.y)
+    assert clf.multiclass_ == "one-vs-rest" and clf.P_.shape[0] == 3
+    assert clf.decision_function(ds.X).shape == (150, 3) and clf.score(ds.X, ds.y) > 0.7
+
+
+def test_continuous_target_is_an_error_not_a_regression():
+    X, _, _, _ = _liver(50)
+    with pytest.raises(ValueError, match="continuous"):
+        TKClassifier().fit(X, np.linspace(0, 1, 50))
+
+
+def test_test_inputs_outside_the_training_range_are_clipped():
+    X, y, _, _ = _liver(100)
+    clf = TKClassifier(C=1.0).fit(X, y)
+    far = X[:5] * 100.0
+    np.testing.assert_allclose(clf.decision_function(far),
+                               clf.decision_function(np.clip(far, X.min(0), X.max(0))))
+
+
+@pytest.mark.parametrize("bad", [{"basis": "y"}, {"degree": -1}, {"C": 0.0}, {"delta": -0.1}])
+def test_bad_parameters_are_refused_in_fit(bad):
+    X, y, _, _ = _liver(40)
+    with pytest.raises(ValueError):
+        TKClassifier(**bad).fit(X, y)
+
+
+def test_tk_family_runs_from_a_config(write_config, tmp_path):
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.store import ResultStore
+    from tkbench.config import load_config
+
+    cfg = tiny_config(kind="convergence")
+    cfg["protocol"]["splits"] = 2
+    cfg["datasets"] = ["liver", {"name": "airfoil", "subsample": 200}]
+    cfg["methods"] = [{"name": "tk", "family": "tk", "solver": "fw", "params": {"tol": 1e-2},
+                       "grid": {"C": [1.0, 10.0], "delta": [0.1]}}]
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=2, progress=False)
+    assert outcome.counts == {"ok": 4}
+    for row in ResultStore(tmp_path).rows():
+        assert row["diagnostics"]["converged"] and row["diagnostics"]["basis"] == "x"
+        assert row["trace"][-1]["relative_gap"] <= 1e-2 and row["chosen_params"]["C"] in (1.0, 10.0)

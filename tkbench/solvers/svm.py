@@ -1,0 +1,59 @@
+"""The SVM dual with a fixed (precomputed) kernel, solved by LIBSVM through scikit-learn: OPT_A of paper 003.
+
+Classification (C-SVC dual, paper 003 Eq. (9) with kappa_c):   max_a  sum(a) - 1/2 (y*a)^T K (y*a),
+    0 <= a <= C, y^T a = 0.
+Regression (epsilon-SVR dual, kappa_r):   max_b  y^T b - eps |b|_1 - 1/2 b^T K b,   -C <= b <= C, 1^T b = 0.
+
+Both are returned in one form: ``w`` (length m: y*a, or b), the intercept, and the dual objective value.
+``kappa`` is the linear part (sum(a), or y^T b - eps |b|_1), so that OPT_A = kappa - 1/2 w^T K w.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.svm import SVC, SVR
+
+
+@dataclass
+class DualSolution:
+    w: np.ndarray  # (m,) signed dual coefficients: y_i a_i (classification) or b_i (regression)
+    intercept: float
+    kappa: float  # the linear part of the dual objective
+    quad: float  # w^T K w
+    n_iter: int
+
+    @property
+    def value(self) -> float:
+        """The dual objective OPT_A = kappa - 1/2 w^T K w."""
+        return self.kappa - 0.5 * self.quad
+
+    @property
+    def support(self) -> np.ndarray:
+        return np.flatnonzero(self.w)
+
+
+def solve_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: float = 0.1, tol: float = 1e-4,
+               cache_mb: float = 500.0, max_iter: int = -1) -> DualSolution:
+    """Solve the SVM dual for kernel matrix K; ``y`` is +-1 for classification.
+
+    The decision function is ``K(x, X) @ w + intercept`` (positive -> class +1).
+    """
+    m = len(y)
+    if task == "classification":
+        model = SVC(kernel="precomputed", C=C, tol=tol, cache_size=cache_mb, max_iter=max_iter)
+    else:
+        model = SVR(kernel="precomputed", C=C, epsilon=epsilon, tol=tol, cache_size=cache_mb, max_iter=max_iter)
+    model.fit(K, y)
+    w = np.zeros(m)
+    coef = model.dual_coef_.ravel()
+    intercept = float(model.intercept_[0])
+    if task == "classification" and model.classes_[0] != -1:
+        raise ValueError("classification labels must be -1 and +1")
+    w[model.support_] = coef
+    quad = float(w @ K @ w)
+    if task == "classification":
+        kappa = float(np.sum(np.abs(w)))
+    else:
+        kappa = float(y @ w - epsilon * np.sum(np.abs(w)))
+    return DualSolution(w, intercept, kappa, quad, int(np.sum(model.n_iter_)))

@@ -150,6 +150,7 @@ def test_gradient_matrix_gives_the_quadratic_form(basis, d):
 def test_blocking_does_not_change_the_result(monkeypatch):
     import tkbench.kernels.tessellated as tk
 
+    monkeypatch.setenv("TKBENCH_TK_ENGINE", "numpy")  # row blocks belong to the NumPy engine
     rng = np.random.default_rng(0)
     X, Y = rng.uniform(0, 1, (50, 2)), rng.uniform(0, 1, (30, 2))
     a, b = box(2, 0.1)
@@ -174,3 +175,23 @@ def test_cross_kernel_is_consistent_with_its_transpose(basis):
     both = np.vstack([X, Y])
     np.testing.assert_allclose(tk_kernel(X, Y, P, a, b, 2, basis), tk_kernel(both, None, P, a, b, 2, basis)[:20, 20:],
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("basis", ["x", "zx"])
+@pytest.mark.parametrize("d", [0, 1, 2])
+def test_numba_and_numpy_engines_agree(basis, d, monkeypatch):
+    import tkbench.kernels.tessellated as tk
+
+    if tk.engine() != "numba":
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(d)
+    X, Y = rng.uniform(0, 1, (70, 3)), rng.uniform(0, 1, (40, 3))
+    a, b = box(3, 0.25)
+    P = _random_psd(2 * n_basis(3, d, basis), rng)
+    w = rng.standard_normal(70)
+    fast = tk_kernel(X, Y, P, a, b, d, basis), tk_gradient(X, w, a, b, d, basis)
+    monkeypatch.setenv("TKBENCH_TK_ENGINE", "numpy")
+    assert tk.engine() == "numpy"
+    ref = tk_kernel(X, Y, P, a, b, d, basis), tk_gradient(X, w, a, b, d, basis)
+    np.testing.assert_allclose(fast[0], ref[0], rtol=1e-12, atol=1e-12 * np.abs(ref[0]).max())
+    np.testing.assert_allclose(fast[1], ref[1], rtol=1e-11, atol=1e-12 * np.abs(ref[1]).max())

@@ -34,6 +34,7 @@ tests check the printed g and t(x, y) and the corrected h.
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import comb
@@ -41,7 +42,21 @@ from math import comb
 import numpy as np
 
 BASES = ("x", "zx")
-_BLOCK_BYTES = 64 * 2**20  # memory per row block of an m x m intermediate
+_BLOCK_BYTES = 64 * 2**20  # memory per row block of an m x m intermediate (NumPy engine)
+
+
+def engine() -> str:
+    """``numba`` (compiled, parallel loops, no m x m temporaries) when available, else ``numpy``.
+
+    ``TKBENCH_TK_ENGINE=numpy`` forces the NumPy reference implementation.
+    """
+    if os.environ.get("TKBENCH_TK_ENGINE", "").lower() == "numpy":
+        return "numpy"
+    try:
+        import tkbench.kernels._tk_numba  # noqa: F401
+    except ImportError:
+        return "numpy"
+    return "numba"
 
 
 def n_basis(n: int, d: int, basis: str) -> int:
@@ -183,16 +198,27 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
         W[:p, (g + 1) * p : (g + 2) * p] = CB[g]
     LX = np.hstack([PhiX] + [TX[:, g : g + 1] * PhiX for g in range(G)])
     LY = np.hstack([PhiY] + [TY[:, g : g + 1] * PhiY for g in range(G)])
-    K = LX @ W @ LY.T
 
-    # the max(x, y) part, one Hadamard product per group, in row blocks
+    # the max(x, y) part: one Hadamard product per group with a nonzero coefficient
     active = [g for g in range(G) if np.any(CM[g])]
+    if engine() == "numba":
+        from tkbench.kernels._tk_numba import b_powers, kernel_matrix
+
+        expo = np.ascontiguousarray(bs.sums[active] + 1, dtype=np.int64).reshape(len(active), bs.n)
+        R = np.zeros((len(active), p, len(Y)))
+        for r, g in enumerate(active):
+            R[r] = CM[g] @ PhiY.T
+        K = np.empty((len(X), len(Y)))
+        top = int(expo.max()) + 1 if len(active) else 2
+        kernel_matrix(X, Y, b_powers(b, top), expo, PhiX, R, np.ascontiguousarray(LX),
+                      np.ascontiguousarray(W @ LY.T), K)
+        return K
+    K = LX @ W @ LY.T
     step = _rows_per_block(len(Y), bs.n + len(active) + 2)
     right = [CM[g] @ PhiY.T for g in active]
     for start in range(0, len(X), step):
         rows = slice(start, start + step)
-        factors = _max_factors(X[rows], Y, b, bs.sums[active]) if active else []
-        for t, r in zip(factors, right, strict=True):
+        for t, r in zip(_max_factors(X[rows], Y, b, bs.sums[active]), right, strict=True):
             K[rows] += t * (PhiX[rows] @ r)
     return K
 
@@ -212,12 +238,21 @@ def tk_gradient(X: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, d: i
     Phi = _monomials(X, bs.x_exponents)
     Psi = w[:, None] * Phi
     # E_s = Psi^T T_s(max) Psi, p x p per group
-    E = np.zeros((G, Phi.shape[1], Phi.shape[1]))
-    step = _rows_per_block(len(X), bs.n + G + 2)
-    for start in range(0, len(X), step):
-        rows = slice(start, start + step)
-        for g, t in enumerate(_max_factors(X[rows], X, b, bs.sums)):
-            E[g] += Psi[rows].T @ (t @ Psi)
+    if engine() == "numba":
+        from numba import get_num_threads
+
+        from tkbench.kernels._tk_numba import b_powers, max_part_gradient
+
+        expo = np.ascontiguousarray(bs.sums + 1, dtype=np.int64)
+        E = max_part_gradient(X, b_powers(b, int(expo.max()) + 1), expo, np.ascontiguousarray(Psi),
+                              get_num_threads())
+    else:
+        E = np.zeros((G, Phi.shape[1], Phi.shape[1]))
+        step = _rows_per_block(len(X), bs.n + G + 2)
+        for start in range(0, len(X), step):
+            rows = slice(start, start + step)
+            for g, t in enumerate(_max_factors(X[rows], X, b, bs.sums)):
+                E[g] += Psi[rows].T @ (t @ Psi)
     z = Phi.T @ w  # (p,)
     u = np.stack([Phi.T @ (_tail_integral(X, b, s) * w) for s in bs.sums])  # (G, p)
     Ta = np.array([_tail_integral(a, b, s) for s in bs.sums])

@@ -62,3 +62,18 @@ def test_convergence_experiment_records_traces(write_config, tmp_path):
     assert all(r["trace"][0]["iteration"] == 1 and r["trace"][0]["loss"] > 0 for r in rows)
     written = build_report(tmp_path, formats=["html"])
     assert "convergence_liver.png" in {p.name for p in written}
+
+
+def test_slope_table_shows_the_papers_exponent_per_task(write_config, tmp_path):
+    cfg = tiny_config(name="scal2", kind="scaling", reference="reference/scaling.yaml",
+                      scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30})
+    cfg["datasets"] = [{"name": "ccpp", "alias": "ccpp_classification", "options": {"task": "classification"}}]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest", "params": {"n_estimators": 5},
+                       "reference": "tk_fw"}]
+    path = write_config(cfg)
+    path.parent.joinpath("reference").mkdir()
+    path.parent.joinpath("reference", "scaling.yaml").write_text(
+        "tk_fw_classification: {m_exponent: 2.28, q_exponent: 0.57}\ntk_fw_regression: {m_exponent: 2.34}\n")
+    run_experiment(load_config(path), out_dir=tmp_path / "out", progress=False)
+    md = build_report(tmp_path / "out", formats=["md"])[0].read_text()
+    assert "| ccpp_classification | rf | m | None |" in md and "| 2.28 |" in md

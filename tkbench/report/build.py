@@ -71,6 +71,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
 
 def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None) -> TableModel:
     ref_names = _ref_names(res)["methods"]
+    tasks = dict(zip(res.planned["dataset"], res.planned["task"], strict=False)) if len(res.planned) else {}
     cols = ["Dataset", "Method", "Axis", "Fixed", "Fitted slope", "Points", "Largest mean time (s)"]
     if reference is not None:
         cols.append("Paper exponent")
@@ -80,10 +81,11 @@ def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None
                Cell("-" if math.isnan(s["slope"]) else f"{s['slope']:.2f}"), Cell(str(s["points"])),
                Cell(fmt_time(s["max_seconds"]))]
         if reference is not None:
-            exps = reference.exponents(ref_names.get(s["method"], s["method"])) or {}
-            key = "m_exponent" if s["axis"] == "m" else next((k for k in exps if k.endswith("_exponent")
-                                                               and k != "m_exponent"), None)
-            row.append(Cell(str(exps.get(key, "-")) if key else "-"))
+            name = ref_names.get(s["method"], s["method"])
+            exps = reference.exponents(f"{name}_{tasks.get(s['dataset'], '')}") or reference.exponents(name) or {}
+            field = "m_exponent" if s["axis"] == "m" else next((k for k in exps if k.endswith("_exponent")
+                                                                 and k != "m_exponent"), None)
+            row.append(Cell(str(exps.get(field, "-")) if field else "-"))
         rows.append(row)
     return TableModel("Fitted complexity exponents (time ~ size^slope)", cols, rows)
 

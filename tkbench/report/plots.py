@@ -45,12 +45,15 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path) -> tuple[list[Path], pd.Dat
     slopes: list[dict] = []
     if ok.empty:
         return written, pd.DataFrame(slopes)
-    ok["vary_value"] = ok["vary_value"].astype(object).where(ok["vary_value"].notna(), None) \
-        if "vary_value" in ok else None
-    ok["size_value"] = ok["size_value"] if "size_value" in ok else ok["vary_value"]
+    for col in ("vary_param", "vary_value", "size_value"):
+        if col not in ok:
+            ok[col] = None
+    ok["vary_key"] = [str(v) if v is not None and v == v else "None" for v in ok["vary_value"]]
+    ok["size_value"] = [s if s is not None and s == s else v for s, v in zip(ok["size_value"], ok["vary_value"],
+                                                                              strict=True)]
     for dataset, by_ds in ok.groupby("dataset", sort=False):
         fig, ax = plt.subplots(figsize=(6, 4.5))
-        for (method, value), cur in by_ds.groupby(["method", by_ds["vary_value"].astype(str)], sort=False):
+        for (method, value), cur in by_ds.groupby(["method", "vary_key"], sort=False):
             means = cur.groupby("size")["fit_seconds"].mean()
             slope, icpt = fit_slope(means.index, means.values)
             label = method if value == "None" else f"{method} ({cur['vary_param'].iloc[0]}={value})"

@@ -27,6 +27,17 @@ def fit_slope(sizes, times) -> tuple[float, float]:
     return float(slope), float(intercept)
 
 
+def _finish(fig, ax, base: Path, xlabel: str, ylabel: str, title: str) -> list[Path]:
+    """Label, grid, legend, and write the figure as PNG and SVG."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    return _save(fig, base)
+
+
 def _save(fig, base: Path) -> list[Path]:
     paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
     fig.savefig(paths[0], dpi=120, bbox_inches="tight")
@@ -55,17 +66,13 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path) -> tuple[list[Path], pd.Dat
         fig, ax = plt.subplots(figsize=(6, 4.5))
         for (method, value), cur in by_ds.groupby(["method", "vary_key"], sort=False):
             means = cur.groupby("size")["fit_seconds"].mean()
-            slope, icpt = fit_slope(means.index, means.values)
+            slope, _ = fit_slope(means.index, means.values)
             label = method if value == "None" else f"{method} ({cur['vary_param'].iloc[0]}={value})"
             ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {slope:.2f}")
             slopes.append({"dataset": dataset, "method": method, "axis": "m", "fixed": value, "slope": slope,
                            "points": len(means), "max_seconds": float(means.max())})
-        ax.set_xlabel("training set size m")
-        ax.set_ylabel("fit time (s)")
-        ax.set_title(f"{dataset}: time against m")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        written += _save(fig, out_dir / f"scaling_{dataset}_m")
+        written += _finish(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
+                           f"{dataset}: time against m")
         if by_ds["vary_param"].notna().any():
             fig, ax = plt.subplots(figsize=(6, 4.5))
             for (method, m), cur in by_ds.groupby(["method", "size"], sort=False):
@@ -74,12 +81,9 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path) -> tuple[list[Path], pd.Dat
                 ax.loglog(means.index, means.values, "s-", label=f"{method} (m={m}): slope {slope:.2f}")
                 slopes.append({"dataset": dataset, "method": method, "axis": "size", "fixed": f"m={m}",
                                "slope": slope, "points": len(means), "max_seconds": float(means.max())})
-            ax.set_xlabel(f"size ({by_ds['vary_param'].dropna().iloc[0]} -> size value)")
-            ax.set_ylabel("fit time (s)")
-            ax.set_title(f"{dataset}: time against the second size")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
-            written += _save(fig, out_dir / f"scaling_{dataset}_size")
+            written += _finish(fig, ax, out_dir / f"scaling_{dataset}_size",
+                               f"size (from {by_ds['vary_param'].dropna().iloc[0]})", "fit time (s)",
+                               f"{dataset}: time against the second size")
     return written, pd.DataFrame(slopes)
 
 
@@ -107,10 +111,6 @@ def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
         if not plotted:
             plt.close(fig)
             continue
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("value (log scale)")
-        ax.set_title(f"{dataset}: convergence")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        written += _save(fig, out_dir / f"convergence_{dataset}")
+        written += _finish(fig, ax, out_dir / f"convergence_{dataset}", "iteration", "value (log scale)",
+                           f"{dataset}: convergence")
     return written

@@ -99,6 +99,8 @@ def test_resume_after_sigkill(write_config, tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)  # the whole sweep: main process, joblib workers, run children
     proc.wait()
     done_before = len(list(rows_dir.glob("*.json")))
+    time.sleep(3)
+    assert len(list(rows_dir.glob("*.json"))) == done_before  # no orphan run lives on after the kill
     exp = load_config(path)
     planned = {s.key for s in make_plan(exp)}
     assert 4 <= done_before < len(planned), "the kill should land halfway"

@@ -29,7 +29,23 @@ from tkbench.bench.store import ResultStore
 _PRELOAD = ["tkbench.bench.execute"]
 
 
-def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str) -> None:
+def _die_with_parent() -> None:
+    """Linux: get SIGKILL when the parent dies, so that killing a sweep (even kill -9) leaves no orphan runs."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, die_with_parent: bool = True) -> None:
+    if die_with_parent:  # the forkserver is single-threaded; a thread-pool parent (dask) could exit under us
+        _die_with_parent()
     try:
         os.setpgrp()  # our own process group, so that a timeout kill also reaches grandchildren
     except OSError:
@@ -149,4 +165,4 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
 
 def _subprocess_entry(payload: str) -> None:
     data = json.loads(Path(payload).read_text())
-    _child_main(data["spec"], data["context"], data["root"])
+    _child_main(data["spec"], data["context"], data["root"], die_with_parent=False)

@@ -241,7 +241,7 @@ def parse_config(raw: Any, file: str | Path = "<config>") -> Experiment:
     return exp
 
 
-def load_config(path: str | Path) -> Experiment:
+def load_config(path: str | Path, check_reference: bool = True) -> Experiment:
     """Read, parse and validate an experiment config."""
     path = Path(path)
     if not path.exists():
@@ -256,7 +256,7 @@ def load_config(path: str | Path) -> Experiment:
     exp = parse_config(raw, path)
     exp._source = path.resolve()
     ref = exp.reference_path()
-    if ref is not None and not ref.exists():
+    if check_reference and ref is not None and not ref.exists():
         raise ConfigError(str(path), [("reference", exp.reference, "a reference YAML file that exists")])
     return exp
 

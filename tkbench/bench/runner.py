@@ -151,7 +151,7 @@ def load_saved_experiment(results_dir: str | Path) -> Experiment:
     from tkbench.config import load_config
 
     root = Path(results_dir)
-    exp = load_config(root / "config.yaml")
+    exp = load_config(root / "config.yaml", check_reference=False)  # relative to the original config, below
     meta = root / "meta.json"
     if meta.exists():
         source = Path(json.loads(meta.read_text())["config_source"])

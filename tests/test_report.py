@@ -26,7 +26,7 @@ def fixture_results(tmp_path):
     ref.write_text(yaml.safe_dump({"source": "paper", "table": "Table 9", "results": {
         "liver": {"svm_paper": {"accuracy": [71.0, 1.5], "time": [3.0, 0.1]}},
         "airfoil": {"rf": {"mse": [5.0, 0.5]}}}}))
-    cfg = {"name": "fixture", "reference": str(ref), "protocol": {"splits": 3, "seed": 1},
+    cfg = {"name": "fixture", "reference": "paper.yaml", "protocol": {"splits": 3, "seed": 1},
            "datasets": ["liver", "airfoil"],
            "methods": [{"name": "svm", "family": "svm_rbf", "reference": "svm_paper"},
                        {"name": "rf", "family": "random_forest"}],
@@ -37,6 +37,8 @@ def fixture_results(tmp_path):
     out = tmp_path / "results"
     store = ResultStore(out)
     store.save_config(path.read_text())
+    # as `tkbench run` does: remember where the config was, so "paper.yaml" resolves beside it
+    (out / "meta.json").write_text(json.dumps({"config_source": str(path)}))
     for spec in make_plan(exp):
         row = {"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
                "task": spec.task, "status": "ok", "error": None, "fit_seconds": FIT[spec.method] * (1 + spec.split),

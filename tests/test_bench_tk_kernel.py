@@ -44,8 +44,8 @@ def test_bench_tk_kernel_and_gradient(monkeypatch):
                 continue
             tk_kernel(X[:50], None, P, a, b, d, basis)  # compile / warm up
             tk_gradient(X[:50], w[:50], a, b, d, basis)
-            line[f"K_seconds_{eng}"] = _best_of(lambda: tk_kernel(X, None, P, a, b, d, basis))
-            line[f"D_seconds_{eng}"] = _best_of(lambda: tk_gradient(X, w, a, b, d, basis))
+            line[f"K_seconds_{eng}"] = _best_of(lambda P=P, basis=basis: tk_kernel(X, None, P, a, b, d, basis))
+            line[f"D_seconds_{eng}"] = _best_of(lambda basis=basis: tk_gradient(X, w, a, b, d, basis))
         if "K_seconds_numba" in line:
             line["K_speedup"] = line["K_seconds_numpy"] / line["K_seconds_numba"]
             line["D_speedup"] = line["D_seconds_numpy"] / line["D_seconds_numba"]

@@ -273,3 +273,20 @@ def tk_gradient(X: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, d: i
     D[:q, q:] = dR / 2
     D[q:, :q] = dR.T / 2
     return D
+
+
+def tk_basis_kernels(X: np.ndarray, a: np.ndarray, b: np.ndarray, d: int,
+                     basis: str = "x") -> list[tuple[int, int, np.ndarray]]:
+    """(i, j, H_ij) for i <= j with K(X, X; P) = sum P_ij H_ij for symmetric P (the SDP's linear map, Opt. (24)).
+
+    H_ii is the kernel of the unit matrix E_ii and H_ij (i < j) that of E_ij + E_ji. Memory: (2q)(2q+1)/2 m x m
+    matrices, so for small m only.
+    """
+    size = 2 * n_basis(X.shape[1], d, basis)
+    out = []
+    for i in range(size):
+        for j in range(i, size):
+            E = np.zeros((size, size))
+            E[i, j] = E[j, i] = 1.0
+            out.append((i, j, tk_kernel(X, None, E, a, b, d, basis)))
+    return out

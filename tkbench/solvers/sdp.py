@@ -1,0 +1,132 @@
+"""TK learning as one semidefinite program (paper 000, section 5, Opt. (24)), written with cvxpy.
+
+For a kernel linear in P, K(P) = sum_{i<=j} P_ij H_ij, the SVM dual OPT_A(P) = max {c^T x - 1/2 x^T J^T K(P) J x :
+0 <= x <= C, E x = 0} is replaced by its Lagrange dual, and the quadratic term by a Schur complement:
+
+    min_{P, lam >= 0, mu >= 0, eta, t}  C 1^T lam + t / 2
+    s.t.  [[J^T K(P) J, g], [g^T, t]] PSD,   g = c - lam + mu - E^T eta,   P PSD,   trace(P) = T.
+
+Classification: x = alpha, J = diag(y), c = 1, E = y^T; this is Opt. (24) of paper 000 (there with the SVM dual
+scaled by 2 and the trace bound trace(P) <= 1, active at the optimum). Regression (epsilon-SVR, paper 003 Eq. (9)
+with kappa_r): x = (beta+, beta-), J = [I, -I], c = (y - eps, -y - eps), E = (1^T, -1^T).
+The optimal value is min_P OPT_A(P), the same saddle value that Frank-Wolfe approaches; the predictor is the
+SVM / SVR refitted by LIBSVM on K(P*).
+
+Trace normalisation: K(c P) = c K(P), so a problem with trace T and penalty C has the optimal P of the problem
+with trace 1 and penalty T * C, and value OPT_T(C) = OPT_1(T C) / T.
+
+Solvers: ``clarabel`` (default), ``scs`` or ``mosek``, always passed explicitly to cvxpy (with MOSEK installed,
+cvxpy's own default would pick it and fail without a licence). Interior-point memory grows like (N(N+1)/2)^2 for
+the LMI of size N = m + 1 (2m + 1 for regression); :func:`estimate_memory_bytes` predicts it from a fit to
+measurements on this machine (Clarabel, m = 150, n = 2, d = 1: 6.8 GB) and :func:`solve_tk_sdp` refuses problems
+that would not fit, since running out of memory aborts the process uncatchably.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tkbench.errors import MissingDependencyError, TkbenchError
+
+SOLVERS = ("clarabel", "scs", "mosek")
+_BYTES_PER_SCHUR_ENTRY = 52.0  # measured: 6.8e9 bytes / (151 * 152 / 2) ** 2 entries (Clarabel, m = 150)
+
+
+class SDPTooLarge(TkbenchError):
+    """The SDP would need more memory than the machine has."""
+
+
+@dataclass
+class SDPResult:
+    P: np.ndarray
+    value: float  # min_P OPT_A(P), in the FW convention (SVM dual with the 1/2 factor)
+    status: str
+    solver: str
+    seconds: float
+    lmi_size: int
+
+
+def lmi_size(m: int, task: str) -> int:
+    return m + 1 if task == "classification" else 2 * m + 1
+
+
+def estimate_memory_bytes(m: int, task: str) -> float:
+    """Predicted peak memory of an interior-point solve: the dense Schur system of the LMI's N(N+1)/2 entries."""
+    n = lmi_size(m, task)
+    return _BYTES_PER_SCHUR_ENTRY * (n * (n + 1) / 2) ** 2
+
+
+def check_solver(name: str) -> str:
+    """The cvxpy solver name for ``name``; a clear error when it is unknown, not installed or not licensed."""
+    import cvxpy as cp
+
+    if name not in SOLVERS:
+        raise TkbenchError(f"sdp_solver {name!r}: expected one of {', '.join(SOLVERS)}")
+    solver = name.upper()
+    if solver not in cp.installed_solvers():
+        hint = "pip install -e '.[mosek]' and a MOSEK licence" if name == "mosek" else f"pip install {name}"
+        raise MissingDependencyError(f"sdp_solver {name!r} is not installed ({hint}); clarabel is the default")
+    if name == "mosek":
+        x = cp.Variable()
+        try:
+            cp.Problem(cp.Minimize(x), [x >= 1]).solve(solver=cp.MOSEK)
+        except cp.error.SolverError as exc:
+            raise MissingDependencyError(
+                "sdp_solver 'mosek' was asked for, but MOSEK cannot run here: no valid licence was found "
+                f"({str(exc).splitlines()[0][:160]}). Use sdp_solver: clarabel (default) or scs; MOSEK is optional "
+                "and only makes the SDP faster."
+            ) from None
+    return solver
+
+
+def solve_tk_sdp(basis: list[tuple[int, int, np.ndarray]], size: int, y: np.ndarray, *, task: str, C: float,
+                 epsilon: float = 0.1, trace: float | None = None, solver: str = "clarabel",
+                 memory_limit: float | None = None) -> SDPResult:
+    """Solve min_{P PSD, trace P = T} OPT_A(P) as one SDP.
+
+    ``basis`` lists (i, j, H_ij) with K(P) = sum P_ij H_ij over i <= j (H_ij is the kernel matrix of the symmetric
+    unit matrix E_ij + E_ji, or E_ii on the diagonal).
+    """
+    import time
+
+    import cvxpy as cp
+    import psutil
+
+    m = len(y)
+    need = estimate_memory_bytes(m, task)
+    limit = memory_limit if memory_limit is not None else 0.8 * psutil.virtual_memory().available
+    if need > limit:
+        raise SDPTooLarge(
+            f"the TK SDP with m={m} training points ({task}) needs about {need / 2**30:.1f} GiB for the "
+            f"interior-point solver, more than the {limit / 2**30:.1f} GiB available; use solver 'fw' "
+            "(Frank-Wolfe, same problem) or a subsample"
+        )
+    cvx_solver = check_solver(solver)
+    T = float(size if trace is None else trace)
+    P = cp.Variable((size, size), symmetric=True)
+    K = sum(P[i, j] * H for i, j, H in basis)
+    if task == "classification":
+        J = np.diag(np.asarray(y, dtype=float))
+        c = np.ones(m)
+        E = np.asarray(y, dtype=float)
+    else:
+        J = np.hstack([np.eye(m), -np.eye(m)])
+        c = np.concatenate([y - epsilon, -y - epsilon])
+        E = np.concatenate([np.ones(m), -np.ones(m)])
+    nx = J.shape[1]
+    lam, mu = cp.Variable(nx, nonneg=True), cp.Variable(nx, nonneg=True)
+    eta, t = cp.Variable(), cp.Variable()
+    g = c - lam + mu - eta * E
+    H = J.T @ K @ J
+    col = cp.reshape(g, (nx, 1), order="F")
+    M = cp.bmat([[H, col], [col.T, cp.reshape(t, (1, 1), order="F")]])
+    constraints = [(M + M.T) / 2 >> 0, P >> 0, cp.trace(P) == T]
+    problem = cp.Problem(cp.Minimize(C * cp.sum(lam) + t / 2), constraints)
+    t0 = time.perf_counter()
+    problem.solve(solver=cvx_solver)
+    seconds = time.perf_counter() - t0
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        raise TkbenchError(f"the TK SDP was not solved: {problem.status} ({solver})")
+    Pv = (P.value + P.value.T) / 2
+    return SDPResult(Pv, float(problem.value), problem.status, solver, seconds, nx + 1)

@@ -31,6 +31,8 @@ BAD = [
      "a parameter of svm_rbf"),
     ("unknown fixed parameter", lambda c: c["methods"][1].update(params={"trees": 5}), "methods[1].params.trees",
      "a parameter of random_forest"),
+    ("solver given as a parameter", lambda c: c["methods"][0].update(params={"solver": "x"}),
+     "methods[0].params.solver", "the solver in the method's 'solver' field"),
     ("duplicate method name", lambda c: c["methods"].append(dict(c["methods"][0])), "methods[2].name",
      "unique method name"),
     ("duplicate dataset", lambda c: c["datasets"].append("liver"), "datasets[2]", "unique dataset label"),

@@ -101,3 +101,23 @@ def test_tk_family_runs_from_a_config(write_config, tmp_path):
     for row in ResultStore(tmp_path).rows():
         assert row["diagnostics"]["converged"] and row["diagnostics"]["basis"] == "x"
         assert row["trace"][-1]["relative_gap"] <= 1e-2 and row["chosen_params"]["C"] in (1.0, 10.0)
+
+
+@pytest.mark.parametrize("est_cls,task", [(TKClassifier, "classification"), (TKRegressor, "regression")])
+def test_sdp_solver_gives_the_frank_wolfe_predictor(est_cls, task):
+    rng = np.random.default_rng(4)
+    if task == "classification":
+        ds = load_dataset("circle", {"n_samples": 36, "noise": 0.05, "seed": 2})
+        X, y = ds.X, ds.y
+    else:
+        X = rng.uniform(0, 1, (36, 2))
+        y = np.sin(3 * X[:, 0]) + X[:, 1]
+    fw = est_cls(C=1.0, delta=0.1, tol=1e-5, max_iter=500, svm_tol=1e-8).fit(X, y)
+    sdp = est_cls(C=1.0, delta=0.1, solver="sdp", svm_tol=1e-8).fit(X, y)
+    entry = sdp.gap_history_[0]
+    assert entry["relative_gap"] < 1e-4  # LIBSVM on the SDP's P certifies its optimality
+    fw_primal = fw.gap_history_[-1]["primal"]  # an upper bound on the optimum, like the SDP's
+    assert entry["primal"] <= fw_primal * (1 + 1e-5) and entry["primal"] == pytest.approx(fw_primal, rel=1e-3)
+    out_fw, out_sdp = (fw.decision_function(X), sdp.decision_function(X)) if task == "classification" else \
+        (fw.predict(X), sdp.predict(X))
+    np.testing.assert_allclose(out_sdp, out_fw, atol=0.05 * np.abs(out_fw).max())

@@ -308,7 +308,9 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.family", m.family, f"a family that supports {task} (datasets need it)"))
         allowed = fam.param_names(needed[0] if needed else fam.tasks[0], m.solver)
         for key, value in m.params.items():
-            if key not in allowed:
+            if key == "solver":
+                problems.append((f"{where}.params.solver", value, "the solver in the method's 'solver' field"))
+            elif key not in allowed:
                 problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
         for key, values in (m.grid or {}).items():
             if key not in allowed:

@@ -17,15 +17,24 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from tkbench.kernels.tessellated import BASES, box, n_basis, tk_gradient, tk_kernel
+from tkbench.kernels.tessellated import BASES, box, n_basis, tk_basis_kernels, tk_gradient, tk_kernel
 from tkbench.learners.registry import Family, register
-from tkbench.solvers.frank_wolfe import frank_wolfe
+from tkbench.solvers.frank_wolfe import FWResult, frank_wolfe
+from tkbench.solvers.sdp import SOLVERS as SDP_SOLVERS
+from tkbench.solvers.sdp import solve_tk_sdp
+from tkbench.solvers.svm import solve_dual
+
+SOLVERS = ("fw", "sdp")
 
 
 class _TKBase(BaseEstimator):
     _task = ""
 
     def _check_params(self) -> None:
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.sdp_solver not in SDP_SOLVERS:
+            raise ValueError(f"sdp_solver must be one of {SDP_SOLVERS}, got {self.sdp_solver!r}")
         if self.basis not in BASES:
             raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
         if not (isinstance(self.degree, int | np.integer) and self.degree >= 0):
@@ -44,13 +53,30 @@ class _TKBase(BaseEstimator):
         a, b = box(X01.shape[1], self.delta)
         d, basis = int(self.degree), self.basis
         size = 2 * n_basis(X01.shape[1], d, basis)
-        res = frank_wolfe(lambda P: tk_kernel(X01, None, P, a, b, d, basis),
-                          lambda w: tk_gradient(X01, w, a, b, d, basis),
-                          size, y, task=task, C=float(self.C), epsilon=float(getattr(self, "epsilon", 0.1)),
-                          trace=None if self.trace is None else float(self.trace),
-                          tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol)
-        support = res.solution.support
-        return res, support
+        trace = None if self.trace is None else float(self.trace)
+        epsilon = float(getattr(self, "epsilon", 0.1))
+
+        def kernel(P):
+            return tk_kernel(X01, None, P, a, b, d, basis)
+
+        def gradient(w):
+            return tk_gradient(X01, w, a, b, d, basis)
+
+        if self.solver == "fw":
+            res = frank_wolfe(kernel, gradient, size, y, task=task, C=float(self.C), epsilon=epsilon, trace=trace,
+                              tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol)
+        else:  # the SDP of paper 000 Opt. (24); the predictor is the SVM refitted on K(P*)
+            sdp = solve_tk_sdp(tk_basis_kernels(X01, a, b, d, basis), size, y, task=task, C=float(self.C),
+                               epsilon=epsilon, trace=trace, solver=self.sdp_solver)
+            sol = solve_dual(kernel(sdp.P), y, task=task, C=float(self.C), epsilon=epsilon,
+                             tol=self.svm_tol or 1e-6)
+            T = float(size if trace is None else trace)
+            dual = float(sol.kappa - 0.5 * T * np.linalg.eigvalsh(gradient(sol.w))[-1])
+            entry = {"iteration": 0, "primal": float(sol.value), "dual": dual, "gap": float(sol.value) - dual,
+                     "relative_gap": (float(sol.value) - dual) / max(abs(float(sol.value)), 1e-12),
+                     "sdp_value": sdp.value, "seconds": sdp.seconds}
+            res = FWResult(sdp.P, sol, 0, sdp.status == "optimal", [entry], 1, 1)
+        return res, res.solution.support
 
     def _fit_common(self, X, y):
         self._check_params()
@@ -104,10 +130,14 @@ class TKClassifier(ClassifierMixin, _TKBase):
 
     Parameters: ``C`` (SVM penalty), ``degree`` (d of the monomial basis), ``delta`` (box margin),
     ``basis`` ("x": monomials in x, q = C(d+n, d); "zx": in (z, x), Corollary 13), ``tol`` (relative duality gap),
-    ``max_iter``, ``svm_tol`` (LIBSVM tolerance; default min(1e-3, tol/10)), ``trace`` (trace of P, default 2q).
+    ``max_iter``, ``svm_tol`` (LIBSVM tolerance; default min(1e-3, tol/10)), ``trace`` (trace of P, default 2q),
+    ``solver`` ("fw": Frank-Wolfe; "sdp": one SDP, small m only) and ``sdp_solver`` (clarabel, scs or mosek).
     """
 
-    def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None):
+    def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
+                 solver="fw", sdp_solver="clarabel"):
+        self.solver = solver
+        self.sdp_solver = sdp_solver
         self.C = C
         self.degree = degree
         self.delta = delta
@@ -147,7 +177,9 @@ class TKRegressor(RegressorMixin, _TKBase):
     """Epsilon-SVR with a learned tessellated kernel (paper 003, Algorithm 2); ``epsilon`` as in paper 003 (0.1)."""
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
-                 trace=None):
+                 trace=None, solver="fw", sdp_solver="clarabel"):
+        self.solver = solver
+        self.sdp_solver = sdp_solver
         self.C = C
         self.epsilon = epsilon
         self.degree = degree
@@ -170,7 +202,7 @@ class TKRegressor(RegressorMixin, _TKBase):
 
 
 def _build(task: str, solver: str, params: dict, seed: int):
-    return (TKClassifier if task == "classification" else TKRegressor)(**params)
+    return (TKClassifier if task == "classification" else TKRegressor)(solver=solver, **params)
 
 
 def _diagnostics(model) -> dict:
@@ -184,9 +216,9 @@ def _trace(model) -> list[dict]:
 
 register(Family(
     name="tk",
-    description="tessellated kernel learned with the SVM / SVR (Frank-Wolfe, paper 003 Algorithm 2)",
+    description="tessellated kernel learned with the SVM / SVR: fw (paper 003 Alg. 2) or sdp (paper 000 Opt. 24)",
     build=_build,
-    solvers=("fw",),
+    solvers=SOLVERS,
     default_grid={"C": [0.1, 1.0, 10.0, 100.0], "delta": [0.01, 0.1, 1.0]},
     scaler="none",  # the estimator scales to [0, 1]^n itself (the kernel's domain)
     diagnostics=_diagnostics,

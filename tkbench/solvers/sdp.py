@@ -1,14 +1,20 @@
 """TK learning as one semidefinite program (paper 000, section 5, Opt. (24)), written with cvxpy.
 
-For a kernel linear in P, K(P) = sum_{i<=j} P_ij H_ij, the SVM dual OPT_A(P) = max {c^T x - 1/2 x^T J^T K(P) J x :
-0 <= x <= C, E x = 0} is replaced by its Lagrange dual, and the quadratic term by a Schur complement:
+For a kernel linear in P, K(P) = sum_{i<=j} P_ij H_ij, the SVM dual OPT_A(P) (a QP in alpha) is replaced by its
+Lagrange dual, whose quadratic term becomes a linear matrix inequality by a Schur complement.
+
+Classification (C-SVC dual; this is Opt. (24) of paper 000, there with the dual scaled by 2 and the bound
+trace(P) <= 1, active at the optimum):
 
     min_{P, lam >= 0, mu >= 0, eta, t}  C 1^T lam + t / 2
-    s.t.  [[J^T K(P) J, g], [g^T, t]] PSD,   g = c - lam + mu - E^T eta,   P PSD,   trace(P) = T.
+    s.t.  [[diag(y) K(P) diag(y), g], [g^T, t]] PSD,   g = 1 - lam + mu - eta y,   P PSD,   trace(P) = T.
 
-Classification: x = alpha, J = diag(y), c = 1, E = y^T; this is Opt. (24) of paper 000 (there with the SVM dual
-scaled by 2 and the trace bound trace(P) <= 1, active at the optimum). Regression (epsilon-SVR, paper 003 Eq. (9)
-with kappa_r): x = (beta+, beta-), J = [I, -I], c = (y - eps, -y - eps), E = (1^T, -1^T).
+Regression (epsilon-SVR dual, paper 003 Eq. (9) with kappa_r): writing -eps |b|_1 = min_{|s| <= eps} -s^T b and
+exchanging min and max (the max is concave, s ranges over a box) gives
+
+    min  C 1^T (lam + mu) + t / 2   s.t.  [[K(P), g], [g^T, t]] PSD,  g = y - lam + mu - eta 1 - s,  |s| <= eps,
+
+an LMI of size m + 1 too.
 The optimal value is min_P OPT_A(P), the same saddle value that Frank-Wolfe approaches; the predictor is the
 SVM / SVR refitted by LIBSVM on K(P*).
 
@@ -17,7 +23,7 @@ with trace 1 and penalty T * C, and value OPT_T(C) = OPT_1(T C) / T.
 
 Solvers: ``clarabel`` (default), ``scs`` or ``mosek``, always passed explicitly to cvxpy (with MOSEK installed,
 cvxpy's own default would pick it and fail without a licence). Interior-point memory grows like (N(N+1)/2)^2 for
-the LMI of size N = m + 1 (2m + 1 for regression); :func:`estimate_memory_bytes` predicts it from a fit to
+the LMI of size N = m + 1; :func:`estimate_memory_bytes` predicts it from a fit to
 measurements on this machine (Clarabel, m = 150, n = 2, d = 1: 6.8 GB) and :func:`solve_tk_sdp` refuses problems
 that would not fit, since running out of memory aborts the process uncatchably.
 """
@@ -48,7 +54,7 @@ class SDPResult:
 
 
 def lmi_size(m: int, task: str) -> int:
-    return m + 1 if task == "classification" else 2 * m + 1
+    return m + 1
 
 
 def estimate_memory_bytes(m: int, task: str) -> float:
@@ -106,27 +112,27 @@ def solve_tk_sdp(basis: list[tuple[int, int, np.ndarray]], size: int, y: np.ndar
     T = float(size if trace is None else trace)
     P = cp.Variable((size, size), symmetric=True)
     K = sum(P[i, j] * H for i, j, H in basis)
-    if task == "classification":
-        J = np.diag(np.asarray(y, dtype=float))
-        c = np.ones(m)
-        E = np.asarray(y, dtype=float)
-    else:
-        J = np.hstack([np.eye(m), -np.eye(m)])
-        c = np.concatenate([y - epsilon, -y - epsilon])
-        E = np.concatenate([np.ones(m), -np.ones(m)])
-    nx = J.shape[1]
-    lam, mu = cp.Variable(nx, nonneg=True), cp.Variable(nx, nonneg=True)
+    lam, mu = cp.Variable(m, nonneg=True), cp.Variable(m, nonneg=True)
     eta, t = cp.Variable(), cp.Variable()
-    g = c - lam + mu - eta * E
-    H = J.T @ K @ J
-    col = cp.reshape(g, (nx, 1), order="F")
+    constraints = [P >> 0, cp.trace(P) == T]
+    if task == "classification":
+        yf = np.asarray(y, dtype=float)
+        H = cp.multiply(np.outer(yf, yf), K)  # diag(y) K diag(y)
+        g = np.ones(m) - lam + mu - eta * yf
+    else:  # -eps |b|_1 = min_{|s| <= eps} -s^T b moves into the Schur vector
+        s = cp.Variable(m)
+        H = K
+        g = np.asarray(y, dtype=float) - lam + mu - eta * np.ones(m) - s
+        constraints.append(cp.abs(s) <= epsilon)
+    col = cp.reshape(g, (m, 1), order="F")
     M = cp.bmat([[H, col], [col.T, cp.reshape(t, (1, 1), order="F")]])
-    constraints = [(M + M.T) / 2 >> 0, P >> 0, cp.trace(P) == T]
-    problem = cp.Problem(cp.Minimize(C * cp.sum(lam) + t / 2), constraints)
+    constraints.append((M + M.T) / 2 >> 0)
+    objective = C * cp.sum(lam) + t / 2 if task == "classification" else C * cp.sum(lam + mu) + t / 2
+    problem = cp.Problem(cp.Minimize(objective), constraints)
     t0 = time.perf_counter()
     problem.solve(solver=cvx_solver)
     seconds = time.perf_counter() - t0
     if problem.status not in ("optimal", "optimal_inaccurate"):
         raise TkbenchError(f"the TK SDP was not solved: {problem.status} ({solver})")
     Pv = (P.value + P.value.T) / 2
-    return SDPResult(Pv, float(problem.value), problem.status, solver, seconds, nx + 1)
+    return SDPResult(Pv, float(problem.value), problem.status, solver, seconds, m + 1)

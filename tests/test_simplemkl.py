@@ -1,0 +1,68 @@
+"""SimpleMKL (reduced gradient on the simplex) against the MKL problem solved directly by cvxpy (QCQP form)."""
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from tkbench.data import load_dataset
+from tkbench.kernels.library import BaseKernel, Library, standard_library
+from tkbench.solvers.reduced_gradient import simple_mkl
+
+
+def _data(task, m=40):
+    if task == "classification":
+        ds = load_dataset("circle", {"n_samples": m, "noise": 0.1, "seed": 3})
+        X, y = ds.X, ds.y
+    else:
+        rng = np.random.default_rng(3)
+        X = rng.uniform(-1, 1, (m, 2))
+        y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.05 * rng.standard_normal(m)
+    return (X - X.min(0)) / (X.max(0) - X.min(0)), y
+
+
+def mkl_by_cvxpy(L: Library, y, task, C, eps):
+    """max_w kappa(w) - t  s.t.  1/2 w^T K_k w <= t for every k (the MKL dual; its value is min_d J(d))."""
+    m = len(y)
+    w, t = cp.Variable(m), cp.Variable()
+    cons = []
+    for k in range(len(L)):
+        F = np.linalg.cholesky(L.kernel(k) + 1e-12 * np.eye(m))
+        cons.append(0.5 * cp.sum_squares(F.T @ w) <= t)
+    if task == "classification":
+        alpha = cp.multiply(y, w)
+        cons += [alpha >= 0, alpha <= C, cp.sum(w) == 0]
+        obj = cp.sum(alpha) - t
+    else:
+        cons += [cp.abs(w) <= C, cp.sum(w) == 0]
+        obj = y @ w - eps * cp.norm1(w) - t
+    prob = cp.Problem(cp.Maximize(obj), cons)
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+@pytest.mark.parametrize("task,C", [("classification", 10.0), ("regression", 10.0)])
+def test_simplemkl_matches_the_qcqp(task, C):
+    X, y = _data(task)
+    L = Library(standard_library(2, widths=(0.5, 1.0, 2.0)), X)
+    res = simple_mkl(L, y, task=task, C=C, tol=1e-4, max_iter=300, svm_tol=1e-7)
+    opt = mkl_by_cvxpy(L, y, task, C, 0.1)
+    assert res.converged
+    assert res.solution.value == pytest.approx(opt, rel=1e-3)
+    assert all(h["dual"] <= opt * (1 + 1e-4) + 1e-8 for h in res.history)
+    # weights stay on the simplex, the objective never increases
+    assert res.weights.min() >= 0 and res.weights.sum() == pytest.approx(1.0)
+    primal = [h["primal"] for h in res.history]
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(primal, primal[1:], strict=False))
+    assert res.n_svm_solves >= res.n_iter
+
+
+def test_one_kernel_library_is_a_plain_svm():
+    X, y = _data("classification")
+    L = Library([BaseKernel("gaussian", 1.0, None)], X)
+    res = simple_mkl(L, y, task="classification", C=5.0, svm_tol=1e-8)
+    svm = SVC(kernel="precomputed", C=5.0, tol=1e-8).fit(L.kernel(0), y)
+    assert res.weights.tolist() == [1.0] and res.converged
+    np.testing.assert_allclose(L.combined(res.weights) @ res.solution.w + res.solution.intercept,
+                               svm.decision_function(L.kernel(0)), atol=1e-6)

@@ -17,13 +17,13 @@ def test_standard_library_has_13_n_plus_1_kernels():
     assert {k.feature for k in kernels} == {None, 0, 1, 2, 3}
 
 
-def test_unit_trace_and_psd():
+def test_unit_mean_diagonal_and_psd():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (40, 3))
     L = Library(standard_library(3), X)
     for k in range(len(L)):
         K = L.kernel(k)
-        assert np.trace(K) == pytest.approx(1.0)
+        assert np.trace(K) == pytest.approx(len(X))
         assert np.linalg.eigvalsh(K).min() > -1e-10
 
 

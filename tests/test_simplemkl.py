@@ -66,3 +66,35 @@ def test_one_kernel_library_is_a_plain_svm():
     assert res.weights.tolist() == [1.0] and res.converged
     np.testing.assert_allclose(L.combined(res.weights) @ res.solution.w + res.solution.intercept,
                                svm.decision_function(L.kernel(0)), atol=1e-6)
+
+
+@pytest.mark.parametrize("est", ["classifier", "regressor"])
+def test_scikit_learn_estimator_checks(est):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from tkbench.learners.simplemkl import SimpleMKLClassifier, SimpleMKLRegressor
+
+    model = (SimpleMKLClassifier if est == "classifier" else SimpleMKLRegressor)(max_iter=3, widths=(1.0,),
+                                                                                  degrees=(1,))
+    results = check_estimator(model, on_fail=None)
+    assert not [r["check_name"] for r in results if r["status"] == "failed"]
+    assert {r["check_name"] for r in results if r["status"] == "skipped"} <= {"check_array_api_input"}
+
+
+def test_simplemkl_family_runs_from_a_config(write_config, tmp_path):
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.store import ResultStore
+    from tkbench.config import load_config
+
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 1
+    cfg["datasets"] = ["liver", {"name": "waveform", "options": {"n_samples": 90}}, {"name": "airfoil",
+                                                                                      "subsample": 150}]
+    cfg["methods"] = [{"name": "mkl", "family": "simplemkl", "params": {"widths": [0.5, 2.0], "degrees": [1, 2]},
+                       "grid": {"C": [1.0, 10.0]}}]
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    assert outcome.counts == {"ok": 3}
+    for row in ResultStore(tmp_path).rows():
+        assert row["diagnostics"]["n_kernels"] == 4 * (row["n_features"] + 1)
+        assert row["diagnostics"]["n_svm_solves"] >= 1

@@ -2,8 +2,9 @@
 
 The standard library of the papers: Gaussian kernels with bandwidths between 0.5 and 10 and polynomial kernels of
 degree 1 to 3, each on all features and on every single feature: 13 (n + 1) kernels with the default 10 widths.
-Each kernel is normalised to unit trace on the training set (the SimpleMKL toolbox's choice); the same factor is
-applied to test rows.
+Each kernel is normalised to unit mean diagonal on the training rows (trace m; Gaussians are unchanged), so that C
+means what it means for a single-kernel SVM (the SimpleMKL toolbox's unit trace would divide the effective C by m);
+the same factor is applied to test rows.
 
 A library is a list of :class:`BaseKernel`; combined kernels sum_k d_k K_k and the quadratic forms w^T K_k w are
 computed in row blocks from the features, so memory stays O(m^2) whatever the number of kernels (at m = 8000 the
@@ -61,7 +62,7 @@ class Library:
     def __init__(self, kernels: list[BaseKernel], X_train: np.ndarray):
         self.kernels = list(kernels)
         self.X = np.ascontiguousarray(X_train, dtype=float)
-        self.scale = np.array([1.0 / k.diagonal(self.X).sum() for k in self.kernels])
+        self.scale = np.array([len(self.X) / k.diagonal(self.X).sum() for k in self.kernels])
 
     def __len__(self) -> int:
         return len(self.kernels)

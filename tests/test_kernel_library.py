@@ -41,3 +41,23 @@ def test_blocked_combination_and_quadratic_forms(monkeypatch):
     np.testing.assert_allclose(L.combined(d), explicit, rtol=1e-12)
     np.testing.assert_allclose(L.combined(d, Y), explicit_test, rtol=1e-12)
     np.testing.assert_allclose(L.quadratic_forms(w), [w @ L.kernel(k) @ w for k in range(len(L))], rtol=1e-10)
+
+
+def test_tk_bases_are_combined_through_P():
+    from tkbench.kernels.library import random_tk_library
+
+    rng = np.random.default_rng(2)
+    X, Y = rng.uniform(0, 1, (40, 2)), rng.uniform(0, 1, (15, 2))
+    kernels = random_tk_library(2, 6, degree=1, delta=0.2, seed=3) + standard_library(2, widths=(1.0,), degrees=(2,))
+    L = Library(kernels, X)
+    assert len(L.tk) == 6 and len(L) == 6 + 2 * 3
+    d = rng.dirichlet(np.ones(len(L)))
+    w = rng.standard_normal(40)
+    explicit = sum(d[k] * L.kernel(k) for k in range(len(L)))
+    np.testing.assert_allclose(L.combined(d), explicit, rtol=1e-10)
+    np.testing.assert_allclose(L.combined(d, Y), sum(d[k] * L.kernel(k, Y).T for k in range(len(L))), rtol=1e-10)
+    np.testing.assert_allclose(L.quadratic_forms(w), [w @ L.kernel(k) @ w for k in range(len(L))], rtol=1e-9)
+    for k in L.tk:
+        assert np.trace(L.kernel(k)) == pytest.approx(40)
+    again = random_tk_library(2, 6, degree=1, delta=0.2, seed=3)
+    assert all(np.array_equal(p.P, q.P) for p, q in zip(kernels[:6], again, strict=True))

@@ -98,3 +98,20 @@ def test_simplemkl_family_runs_from_a_config(write_config, tmp_path):
     for row in ResultStore(tmp_path).rows():
         assert row["diagnostics"]["n_kernels"] == 4 * (row["n_features"] + 1)
         assert row["diagnostics"]["n_svm_solves"] >= 1
+
+
+@pytest.mark.parametrize("family,n_tk,n_std", [("simplemkl_tk", 300, 0), ("simplemkl_tk_plus", 300, 13 * 3)])
+def test_simplemkl_over_random_tk_bases(family, n_tk, n_std):
+    from tkbench.learners import get_family, make_estimator
+    from tkbench.learners.compose import fitted_model
+
+    X, y = _data("classification", 60)
+    est = make_estimator(get_family(family), "classification", random_state=7)
+    est.fit(X[:45], y[:45])
+    model = fitted_model(est)
+    assert len(model.kernel_names_) == n_tk + n_std
+    assert sum(name.startswith("tk(") for name in model.kernel_names_) == n_tk
+    assert model.weights_.sum() == pytest.approx(1.0) and model.converged_.all()
+    assert est.score(X[45:], y[45:]) > 0.6
+    again = make_estimator(get_family(family), "classification", random_state=7).fit(X[:45], y[:45])
+    np.testing.assert_allclose(fitted_model(again).weights_, model.weights_)  # seeded

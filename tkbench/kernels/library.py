@@ -47,6 +47,62 @@ class BaseKernel:
         return f"{self.kind}({self.param:g}, {where})"
 
 
+@dataclass(frozen=True, eq=False)
+class TKBaseKernel:
+    """A tessellated kernel with a fixed PSD matrix P (paper 000, Opt. (25): SimpleMKL over random TK bases).
+
+    Inputs are expected in [0, 1]^n (clipped), the box is [-delta, 1 + delta]^n. Since the TK kernel is linear in
+    P, a library combines all its TK kernels with one kernel evaluation (sum_s d_s P_s) and gets every w^T K_s w
+    from one D(w) (see :class:`Library`).
+    """
+
+    P: np.ndarray
+    degree: int
+    delta: float
+    basis: str
+    index: int
+
+    def _box(self, n):
+        from tkbench.kernels.tessellated import box
+
+        return box(n, self.delta)
+
+    def raw(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        from tkbench.kernels.tessellated import tk_kernel
+
+        a, b = self._box(X.shape[1])
+        return tk_kernel(np.clip(X, 0, 1), np.clip(Y, 0, 1), self.P, a, b, self.degree, self.basis)
+
+    def diagonal(self, X: np.ndarray) -> np.ndarray:
+        from tkbench.kernels.tessellated import tk_kernel
+
+        a, b = self._box(X.shape[1])
+        Z = np.clip(X, 0, 1)
+        return np.array([tk_kernel(z[None], None, self.P, a, b, self.degree, self.basis)[0, 0] for z in Z])
+
+    @property
+    def kind(self) -> str:
+        return "tk"
+
+    @property
+    def name(self) -> str:
+        return f"tk(P{self.index}, d={self.degree}, delta={self.delta:g})"
+
+
+def random_tk_library(n_features: int, count: int, *, degree: int = 1, delta: float = 0.1, basis: str = "x",
+                      seed: int = 0) -> list[TKBaseKernel]:
+    """``count`` TK kernels with random PSD matrices P_s = A A^T / (2q), A standard normal (seeded)."""
+    from tkbench.kernels.tessellated import n_basis
+
+    size = 2 * n_basis(n_features, degree, basis)
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in range(count):
+        A = rng.standard_normal((size, size))
+        out.append(TKBaseKernel(A @ A.T / size, degree, float(delta), basis, s))
+    return out
+
+
 def standard_library(n_features: int, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES) -> list[BaseKernel]:
     """Gaussians and polynomials on all features and on each single feature: (len(widths)+len(degrees))(n+1)."""
     out = []
@@ -59,10 +115,20 @@ def standard_library(n_features: int, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEG
 class Library:
     """A kernel library fitted to training rows: unit-trace scale factors, blocked combinations."""
 
-    def __init__(self, kernels: list[BaseKernel], X_train: np.ndarray):
+    def __init__(self, kernels: list, X_train: np.ndarray):
         self.kernels = list(kernels)
         self.X = np.ascontiguousarray(X_train, dtype=float)
+        self.tk = [k for k, kern in enumerate(self.kernels) if isinstance(kern, TKBaseKernel)]
+        self.other = [k for k in range(len(self.kernels)) if k not in set(self.tk)]
+        if self.tk:
+            first = self.kernels[self.tk[0]]
+            if any((self.kernels[k].degree, self.kernels[k].delta, self.kernels[k].basis)
+                   != (first.degree, first.delta, first.basis) for k in self.tk):
+                raise ValueError("the TK kernels of one library must share degree, delta and basis")
         self.scale = np.array([len(self.X) / k.diagonal(self.X).sum() for k in self.kernels])
+
+    def _tk_combined_P(self, weights: np.ndarray) -> np.ndarray:
+        return sum(weights[k] * self.scale[k] * self.kernels[k].P for k in self.tk)
 
     def __len__(self) -> int:
         return len(self.kernels)
@@ -76,12 +142,16 @@ class Library:
         """sum_k weights_k K_k(Y, X_train): rows of Y against the training rows (kernels with weight 0 skipped)."""
         Y = self.X if Y is None else np.asarray(Y, dtype=float)
         out = np.zeros((len(Y), len(self.X)))
+        if self.tk and np.any(weights[self.tk]):
+            first = self.kernels[self.tk[0]]
+            combined = TKBaseKernel(self._tk_combined_P(weights), first.degree, first.delta, first.basis, -1)
+            out += combined.raw(Y, self.X)
         step = max(1, _BLOCK_BYTES // (8 * len(self.X)))
         for start in range(0, len(Y), step):
             rows = slice(start, start + step)
-            for k, wk in enumerate(weights):
-                if wk != 0.0:
-                    out[rows] += wk * self.scale[k] * self.kernels[k].raw(Y[rows], self.X)
+            for k in self.other:
+                if weights[k] != 0.0:
+                    out[rows] += weights[k] * self.scale[k] * self.kernels[k].raw(Y[rows], self.X)
         return out
 
     def quadratic_forms(self, w: np.ndarray) -> np.ndarray:
@@ -90,9 +160,17 @@ class Library:
         active = np.flatnonzero(w)
         Xa, wa = self.X[active], w[active]
         out = np.zeros(len(self.kernels))
+        if self.tk:  # every w^T K(P_s) w = <P_s, D(w)> from one D(w)
+            from tkbench.kernels.tessellated import box, tk_gradient
+
+            first = self.kernels[self.tk[0]]
+            a, b = box(self.X.shape[1], first.delta)
+            D = tk_gradient(np.clip(Xa, 0, 1), wa, a, b, first.degree, first.basis)
+            for k in self.tk:
+                out[k] = np.sum(self.kernels[k].P * D)
         step = max(1, _BLOCK_BYTES // (8 * max(1, len(active))))
         for start in range(0, len(active), step):
             rows = slice(start, start + step)
-            for k, kern in enumerate(self.kernels):
-                out[k] += wa[rows] @ kern.raw(Xa[rows], Xa) @ wa
+            for k in self.other:
+                out[k] += wa[rows] @ self.kernels[k].raw(Xa[rows], Xa) @ wa
         return out * self.scale

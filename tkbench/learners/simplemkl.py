@@ -1,7 +1,10 @@
 """SimpleMKL learners (Rakotomamonjy et al. 2008, as used in papers 000 and 003): family ``simplemkl``.
 
-The kernel library is set by ``widths`` (Gaussian bandwidths), ``degrees`` (polynomial degrees) and
-``per_feature`` (also every kernel on each single feature): the default is the papers' standard library,
+The kernel library is set by ``widths`` (Gaussian bandwidths), ``degrees`` (polynomial degrees),
+``per_feature`` (also every kernel on each single feature), ``standard`` (include those at all) and ``tk_bases``
+(that many TK kernels with random PSD P_s, seeded by ``random_state``; ``tk_degree``, ``tk_delta``, ``tk_basis``;
+paper 000 Opt. (25)). Families: ``simplemkl`` (standard library), ``simplemkl_tk`` (300 TK kernels only) and
+``simplemkl_tk_plus`` (both). The default is the papers' standard library,
 13 (n + 1) kernels, each normalised to unit mean diagonal on the training rows (:mod:`tkbench.kernels.library`).
 Inputs are min-max scaled to [0, 1] by the method's pipeline. More than two classes: one-vs-rest.
 """
@@ -12,7 +15,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from tkbench.kernels.library import DEFAULT_DEGREES, DEFAULT_WIDTHS, BaseKernel, Library, standard_library
+from tkbench.kernels.library import (
+    DEFAULT_DEGREES,
+    DEFAULT_WIDTHS,
+    BaseKernel,
+    Library,
+    random_tk_library,
+    standard_library,
+)
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.reduced_gradient import simple_mkl
 
@@ -21,9 +31,13 @@ class _MKLBase(BaseEstimator):
     def _library(self, X: np.ndarray) -> Library:
         if not self.C > 0:
             raise ValueError(f"C must be > 0, got {self.C!r}")
-        kernels = standard_library(X.shape[1], tuple(self.widths), tuple(self.degrees))
+        kernels = standard_library(X.shape[1], tuple(self.widths), tuple(self.degrees)) if self.standard else []
         if not self.per_feature:
             kernels = [k for k in kernels if k.feature is None]
+        if self.tk_bases:
+            kernels += random_tk_library(X.shape[1], int(self.tk_bases), degree=int(self.tk_degree),
+                                         delta=float(self.tk_delta), basis=self.tk_basis,
+                                         seed=0 if self.random_state is None else int(self.random_state))
         if not kernels:
             raise ValueError("the kernel library is empty: give widths and/or degrees")
         return Library(kernels, X)
@@ -63,7 +77,14 @@ class SimpleMKLClassifier(ClassifierMixin, _MKLBase):
     """SVM with kernel weights on the simplex learned by SimpleMKL (reduced gradient, duality-gap stop)."""
 
     def __init__(self, C=1.0, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True, tol=1e-2,
-                 max_iter=100, svm_tol=None):
+                 max_iter=100, svm_tol=None, standard=True, tk_bases=0, tk_degree=1, tk_delta=0.1,
+                 tk_basis="x", random_state=None):
+        self.standard = standard
+        self.tk_bases = tk_bases
+        self.tk_degree = tk_degree
+        self.tk_delta = tk_delta
+        self.tk_basis = tk_basis
+        self.random_state = random_state
         self.C = C
         self.widths = widths
         self.degrees = degrees
@@ -102,7 +123,14 @@ class SimpleMKLRegressor(RegressorMixin, _MKLBase):
     """Epsilon-SVR with kernel weights learned by SimpleMKL; ``epsilon`` 0.1 as in paper 003."""
 
     def __init__(self, C=1.0, epsilon=0.1, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True,
-                 tol=1e-2, max_iter=100, svm_tol=None):
+                 tol=1e-2, max_iter=100, svm_tol=None, standard=True, tk_bases=0, tk_degree=1, tk_delta=0.1,
+                 tk_basis="x", random_state=None):
+        self.standard = standard
+        self.tk_bases = tk_bases
+        self.tk_degree = tk_degree
+        self.tk_delta = tk_delta
+        self.tk_basis = tk_basis
+        self.random_state = random_state
         self.C = C
         self.epsilon = epsilon
         self.widths = widths
@@ -122,20 +150,41 @@ class SimpleMKLRegressor(RegressorMixin, _MKLBase):
         return self._decision(X)
 
 
-def _build(task: str, solver: str, params: dict, seed: int):
-    return (SimpleMKLClassifier if task == "classification" else SimpleMKLRegressor)(**params)
+def _builder(**defaults):
+    def build(task: str, solver: str, params: dict, seed: int):
+        cls = SimpleMKLClassifier if task == "classification" else SimpleMKLRegressor
+        return cls(**{**defaults, "random_state": seed, **params})
 
+    return build
+
+
+_build = _builder()
+_COMMON = dict(solvers=("reduced_gradient",), default_grid={"C": [0.1, 1.0, 10.0, 100.0]}, scaler="minmax",
+               diagnostics=lambda model: model.diagnostics(),
+               trace=lambda model: [dict(h) for h in model.gap_history_[0]])
 
 register(Family(
     name="simplemkl",
     description="SimpleMKL over Gaussian (0.5..10) and polynomial (1..3) kernels on all and single features",
     build=_build,
-    solvers=("reduced_gradient",),
-    default_grid={"C": [0.1, 1.0, 10.0, 100.0]},
-    scaler="minmax",
-    diagnostics=lambda model: model.diagnostics(),
-    trace=lambda model: [dict(h) for h in model.gap_history_[0]],
     reference="Rakotomamonjy et al., JMLR 2008; papers 000 and 003 [SimpleMKL]",
+    **_COMMON,
+))
+
+register(Family(
+    name="simplemkl_tk",
+    description="SimpleMKL over 300 TK kernels with random PSD P_s (paper 000 Opt. 25, [SimpleMKL TK])",
+    build=_builder(standard=False, tk_bases=300),
+    reference="paper 000 section 6, Opt. (25)",
+    **_COMMON,
+))
+
+register(Family(
+    name="simplemkl_tk_plus",
+    description="SimpleMKL over the standard library joined with 300 random TK kernels ([SimpleMKL TK+])",
+    build=_builder(standard=True, tk_bases=300),
+    reference="paper 000 section 6, [SimpleMKL TK+]",
+    **_COMMON,
 ))
 
 __all__ = ["BaseKernel", "SimpleMKLClassifier", "SimpleMKLRegressor"]

@@ -6,7 +6,8 @@ with dJ/dd_k = -1/2 w^T K_k w at the dual solution w (Danskin). On the simplex {
 - reduced gradient with respect to the largest weight d_mu: r_k = g_k - g_mu (k != mu);
 - direction: D_k = -r_k, except D_k = 0 where d_k = 0 and r_k > 0; D_mu = -sum_{k != mu} D_k (stays on the simplex);
 - step: gamma in [0, gamma_max] (gamma_max: the first weight reaches 0) minimising J(d + gamma D), by regula falsi
-  on the directional derivative (one SVM solve per evaluation); a weight that reaches 0 is set to 0 exactly;
+  on the directional derivative (one SVM solve per evaluation); a weight that reaches 0 is set to 0 exactly, and
+  while J still decreases there the descent goes on from that point with a new direction (the paper's inner loop);
 - stop: relative duality gap (max_k w^T K_k w - sum_k d_k w^T K_k w) / 2 / J(d) <= tol (1e-2 in paper 003), or
   max_iter. The MKL dual value kappa - 1/2 max_k w^T K_k w is a lower bound on min_d J(d) at every iteration.
 """
@@ -60,15 +61,21 @@ def simple_mkl(library: Library, y: np.ndarray, *, task: str, C: float, epsilon:
             break
         if it == max_iter:
             break
-        grad = -0.5 * quad
-        D = _direction(d, grad)
-        if not np.any(D):
+        value_before, zeroed = sol.value, 0
+        while True:  # descend, zeroing weights one after another while J keeps decreasing (SimpleMKL's inner loop)
+            D = _direction(d, -0.5 * quad)
+            if not np.any(D):
+                break
+            step, d_new, sol_new, quad_new, at_end = _line_search(d, D, sol, quad, evaluate, line_search_steps)
+            if sol_new.value >= sol.value:
+                break
+            d, sol, quad = d_new, sol_new, quad_new
+            if not at_end:
+                break
+            zeroed += 1
+        history[-1]["zeroed"] = zeroed
+        if sol.value >= value_before:  # no decrease possible at this SVM accuracy
             break
-        step, d_new, sol_new, quad_new = _line_search(d, D, grad, sol, quad, evaluate, line_search_steps)
-        history[-1]["step"] = step
-        if sol_new.value >= sol.value:  # no decrease possible at this SVM accuracy
-            break
-        d, sol, quad = d_new, sol_new, quad_new
     return MKLResult(d, sol, len(history) - 1, converged, history, solves)
 
 
@@ -82,8 +89,11 @@ def _direction(d: np.ndarray, grad: np.ndarray) -> np.ndarray:
     return D
 
 
-def _line_search(d, D, grad, sol0, quad0, evaluate, steps):
-    """Minimise J(d + g D) over [0, g_max] by regula falsi on J'(g) = -1/2 sum_k D_k w_g^T K_k w_g."""
+def _line_search(d, D, sol0, quad0, evaluate, steps):
+    """Minimise J(d + g D) over [0, g_max] by regula falsi on J'(g) = -1/2 sum_k D_k w_g^T K_k w_g.
+
+    Returns (step, weights, solution, quadratic forms, whether the minimum is at g_max with J still decreasing).
+    """
     neg = D < 0
     ratios = -d[neg] / D[neg]
     g_max = float(ratios.min())
@@ -101,7 +111,7 @@ def _line_search(d, D, grad, sol0, quad0, evaluate, steps):
     s0 = slope(quad0)
     best = (0.0, d, sol0, quad0)
     if s0 >= 0:
-        return best
+        return (*best, False)
     lo, hi, s_lo = 0.0, g_max, s0
     p_hi = point(g_max)
     sol_hi, quad_hi = evaluate(p_hi)
@@ -109,7 +119,7 @@ def _line_search(d, D, grad, sol0, quad0, evaluate, steps):
         best = (g_max, p_hi, sol_hi, quad_hi)
     s_hi = slope(quad_hi)
     if s_hi <= 0:
-        return best
+        return (*best, best[0] == g_max)
     side = 0
     for _ in range(steps - 1):
         g = (lo * s_hi - hi * s_lo) / (s_hi - s_lo)
@@ -131,4 +141,4 @@ def _line_search(d, D, grad, sol0, quad0, evaluate, steps):
             if side == 1:
                 s_lo /= 2
             side = 1
-    return best
+    return (*best, False)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tkbench.solvers.line_search import minimise_on_segment
 from tkbench.solvers.svm import DualSolution, solve_dual
 
 
@@ -116,41 +117,13 @@ def frank_wolfe(
 
 
 def _line_search(K, KS, sol0: DualSolution, solve, steps: int) -> tuple[float, DualSolution]:
-    """argmin over [0, 1] of phi(g) = OPT_A((1 - g) K + g KS), by regula falsi on phi' (Illinois variant)."""
+    """argmin over [0, 1] of phi(g) = OPT_A((1 - g) K + g KS), with phi'(g) = -1/2 w_g^T (KS - K) w_g."""
     diff = KS - K
 
-    def slope(sol: DualSolution) -> float:
-        return -0.5 * float(sol.w @ diff @ sol.w)
+    def evaluate(g: float):
+        sol = solve(KS if g == 1.0 else (1 - g) * K + g * KS)
+        return sol.value, -0.5 * float(sol.w @ diff @ sol.w), sol
 
-    d_lo, d0 = slope(sol0), slope(sol0)
-    if d0 >= 0:
-        return 0.0, sol0
-    best_g, best = 0.0, sol0
-    lo, hi = 0.0, 1.0
-    sol_hi = solve(KS)
-    d_hi = slope(sol_hi)
-    if sol_hi.value < best.value:
-        best_g, best = 1.0, sol_hi
-    if d_hi <= 0:
-        return 1.0, sol_hi
-    side = 0
-    for _ in range(steps - 1):
-        g = (lo * d_hi - hi * d_lo) / (d_hi - d_lo)
-        g = min(max(g, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
-        sol_g = solve((1 - g) * K + g * KS)
-        d_g = slope(sol_g)
-        if sol_g.value < best.value:
-            best_g, best = g, sol_g
-        if abs(d_g) <= 0.05 * abs(d0):
-            break
-        if d_g < 0:
-            lo, d_lo = g, d_g
-            if side == -1:
-                d_hi /= 2
-            side = -1
-        else:
-            hi, d_hi = g, d_g
-            if side == 1:
-                d_lo /= 2
-            side = 1
-    return best_g, best
+    slope0 = -0.5 * float(sol0.w @ diff @ sol0.w)
+    gamma, sol, _ = minimise_on_segment(evaluate, sol0.value, slope0, sol0, 1.0, steps)
+    return gamma, sol

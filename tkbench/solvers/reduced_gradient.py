@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tkbench.kernels.library import Library
+from tkbench.solvers.line_search import minimise_on_segment
 from tkbench.solvers.svm import DualSolution, solve_dual
 
 
@@ -90,7 +91,7 @@ def _direction(d: np.ndarray, grad: np.ndarray) -> np.ndarray:
 
 
 def _line_search(d, D, sol0, quad0, evaluate, steps):
-    """Minimise J(d + g D) over [0, g_max] by regula falsi on J'(g) = -1/2 sum_k D_k w_g^T K_k w_g.
+    """Minimise J(d + g D) over [0, g_max], with J'(g) = -1/2 sum_k D_k w_g^T K_k w_g.
 
     Returns (step, weights, solution, quadratic forms, whether the minimum is at g_max with J still decreasing).
     """
@@ -105,40 +106,11 @@ def _line_search(d, D, sol0, quad0, evaluate, steps):
             p[hitting] = 0.0
         return p / p.sum()
 
-    def slope(quad):
-        return float(-0.5 * D @ quad)
-
-    s0 = slope(quad0)
-    best = (0.0, d, sol0, quad0)
-    if s0 >= 0:
-        return (*best, False)
-    lo, hi, s_lo = 0.0, g_max, s0
-    p_hi = point(g_max)
-    sol_hi, quad_hi = evaluate(p_hi)
-    if sol_hi.value < best[2].value:
-        best = (g_max, p_hi, sol_hi, quad_hi)
-    s_hi = slope(quad_hi)
-    if s_hi <= 0:
-        return (*best, best[0] == g_max)
-    side = 0
-    for _ in range(steps - 1):
-        g = (lo * s_hi - hi * s_lo) / (s_hi - s_lo)
-        g = min(max(g, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
+    def at(g):
         p = point(g)
-        sol_g, quad_g = evaluate(p)
-        if sol_g.value < best[2].value:
-            best = (g, p, sol_g, quad_g)
-        s_g = slope(quad_g)
-        if abs(s_g) <= 0.05 * abs(s0):
-            break
-        if s_g < 0:
-            lo, s_lo = g, s_g
-            if side == -1:
-                s_hi /= 2
-            side = -1
-        else:
-            hi, s_hi = g, s_g
-            if side == 1:
-                s_lo /= 2
-            side = 1
-    return (*best, False)
+        sol, quad = evaluate(p)
+        return sol.value, float(-0.5 * D @ quad), (p, sol, quad)
+
+    g, (p, sol, quad), at_end = minimise_on_segment(at, sol0.value, float(-0.5 * D @ quad0), (d, sol0, quad0),
+                                                    g_max, steps)
+    return g, p, sol, quad, at_end

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tkbench.kernels.library import (
@@ -23,6 +22,7 @@ from tkbench.kernels.library import (
     random_tk_library,
     standard_library,
 )
+from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.reduced_gradient import simple_mkl
 
@@ -73,7 +73,7 @@ class _MKLBase(BaseEstimator):
                 "top_kernels": {self.kernel_names_[k]: float(self.weights_[0][k]) for k in top}}
 
 
-class SimpleMKLClassifier(ClassifierMixin, _MKLBase):
+class SimpleMKLClassifier(SignedTargetsMixin, ClassifierMixin, _MKLBase):
     """SVM with kernel weights on the simplex learned by SimpleMKL (reduced gradient, duality-gap stop)."""
 
     def __init__(self, C=1.0, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True, tol=1e-2,
@@ -95,28 +95,10 @@ class SimpleMKLClassifier(ClassifierMixin, _MKLBase):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise ValueError("SimpleMKLClassifier needs samples of at least 2 classes; the data contain only one class")
         library = self._library(X)
-        if len(self.classes_) == 2:
-            self.multiclass_ = "binary"
-            targets = [np.where(y == self.classes_[1], 1, -1)]
-        else:
-            self.multiclass_ = "one-vs-rest"
-            targets = [np.where(y == c, 1, -1) for c in self.classes_]
+        targets = self._signed_targets(y)
         self._store(library, [self._solve(library, t, "classification") for t in targets])
         return self
-
-    def decision_function(self, X):
-        return self._decision(X)
-
-    def predict(self, X):
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
 
 class SimpleMKLRegressor(RegressorMixin, _MKLBase):

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tkbench.kernels.tessellated import BASES, box, n_basis, tk_basis_kernels, tk_gradient, tk_kernel
+from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.frank_wolfe import FWResult, frank_wolfe
 from tkbench.solvers.sdp import SOLVERS as SDP_SOLVERS
@@ -125,7 +125,7 @@ class _TKBase(BaseEstimator):
                 if self.P_.ndim == 3 else len(self.support_), "basis": self.basis}
 
 
-class TKClassifier(ClassifierMixin, _TKBase):
+class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
     """Soft-margin SVM with a learned tessellated kernel (paper 003, Algorithm 2).
 
     Parameters: ``C`` (SVM penalty), ``degree`` (d of the monomial basis), ``delta`` (box margin),
@@ -149,28 +149,10 @@ class TKClassifier(ClassifierMixin, _TKBase):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise ValueError("TKClassifier needs samples of at least 2 classes; the data contain only one class")
         X01 = self._fit_common(X, y)
-        if len(self.classes_) == 2:
-            self.multiclass_ = "binary"
-            targets = [np.where(y == self.classes_[1], 1, -1)]
-        else:
-            self.multiclass_ = "one-vs-rest"
-            targets = [np.where(y == c, 1, -1) for c in self.classes_]
+        targets = self._signed_targets(y)
         self._store([self._fit_problem(X01, t, "classification") for t in targets], X01)
         return self
-
-    def decision_function(self, X):
-        return self._decision(X)
-
-    def predict(self, X):
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
 
 class TKRegressor(RegressorMixin, _TKBase):

@@ -1,6 +1,7 @@
 """The ``tkbench`` command line: a thin typer app over the modules (no logic of its own)."""
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +18,10 @@ app.add_typer(datasets_app, name="datasets")
 
 out = Console()
 err = Console(stderr=True)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _fail(exc: TkbenchError) -> None:
@@ -45,6 +50,7 @@ def run(
     if backend not in BACKENDS:
         err.print(f"[red]error:[/] --backend {backend!r}: expected one of {', '.join(BACKENDS)}")
         raise typer.Exit(2)
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill PID` stops the workers and their runs like Ctrl-C
     try:
         exp = load_config(config)
         outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,

@@ -38,7 +38,7 @@ def fixture_results(tmp_path):
     store = ResultStore(out)
     store.save_config(path.read_text())
     # as `tkbench run` does: remember where the config was, so "paper.yaml" resolves beside it
-    (out / "meta.json").write_text(json.dumps({"config_source": str(path)}))
+    (out / "meta.json").write_text(json.dumps({"config_source": "../fixture.yaml"}))
     for spec in make_plan(exp):
         row = {"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
                "task": spec.task, "status": "ok", "error": None, "fit_seconds": FIT[spec.method] * (1 + spec.split),

@@ -6,6 +6,7 @@ everything. BLAS threads per run are limited so that workers x threads <= cores,
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -79,7 +80,8 @@ def run_experiment(
         return outcome
     if exp.source is not None:
         store.save_config(exp.source.read_text(encoding="utf-8"))
-        write_json_atomic(out / "meta.json", {"config_source": str(exp.source)})
+        # relative to the results folder, so that a clone elsewhere still finds the config (and its reference)
+        write_json_atomic(out / "meta.json", {"config_source": os.path.relpath(exp.source, out.resolve())})
     n_workers = 1 if backend == "loky" and n_jobs == 1 else n_jobs
     threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers)))
     context = provenance.collect(n_workers, backend, threads)
@@ -154,6 +156,6 @@ def load_saved_experiment(results_dir: str | Path) -> Experiment:
     exp = load_config(root / "config.yaml", check_reference=False)  # relative to the original config, below
     meta = root / "meta.json"
     if meta.exists():
-        source = Path(json.loads(meta.read_text())["config_source"])
+        source = (root / json.loads(meta.read_text())["config_source"]).resolve()
         exp._source = source if source.exists() else exp._source
     return exp

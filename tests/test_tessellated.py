@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from tkbench.kernels.tessellated import box, n_basis, tk_basis, tk_gradient, tk_kernel
+from tkbench.kernels.tessellated import box, n_basis, tk_basis, tk_diagonal, tk_gradient, tk_kernel
 
 
 def _random_psd(size, rng, definite=False):
@@ -195,3 +195,21 @@ def test_numba_and_numpy_engines_agree(basis, d, monkeypatch):
     ref = tk_kernel(X, Y, P, a, b, d, basis), tk_gradient(X, w, a, b, d, basis)
     np.testing.assert_allclose(fast[0], ref[0], rtol=1e-12, atol=1e-12 * np.abs(ref[0]).max())
     np.testing.assert_allclose(fast[1], ref[1], rtol=1e-11, atol=1e-12 * np.abs(ref[1]).max())
+
+
+@pytest.mark.parametrize("basis", ["x", "zx"])
+@pytest.mark.parametrize("n,d", [(1, 0), (1, 2), (2, 1), (3, 2), (4, 1)])
+def test_diagonal_equals_the_kernel_matrix_diagonal(n, d, basis):
+    rng = np.random.default_rng(n * 10 + d)
+    X = rng.uniform(0, 1, (25, n))
+    a, b = box(n, 0.3)
+    size = 2 * n_basis(n, d, basis)
+    Ps = np.stack([_random_psd(size, rng) for _ in range(3)])
+    Ps[0, : size // 2, size // 2 :] += 0.7  # R (the cross block) does not enter the diagonal
+    Ps[0, size // 2 :, : size // 2] += 0.7
+    stacked = tk_diagonal(X, Ps, a, b, d, basis)
+    assert stacked.shape == (25, 3)
+    for k, P in enumerate(Ps):
+        expected = np.diag(tk_kernel(X, None, P, a, b, d, basis))
+        np.testing.assert_allclose(tk_diagonal(X, P, a, b, d, basis), expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(stacked[:, k], expected, rtol=1e-12, atol=1e-12)

@@ -2,7 +2,7 @@
 
 One pass over the m_x x m_y pairs computes, for every group g of z-exponent sums s_g,
 T_g(max(x, y)) = prod_k (b_k^(s_gk+1) - max(x_k, y_k)^(s_gk+1)) / (s_gk + 1), and either adds
-sum_g T_g * (Phi_x^T R_g[:, j]) plus the low-rank part to K (kernel) or accumulates Psi^T T_g Psi (gradient), without m x m temporaries.
+sum_g T_g * (Phi_x^T R_g[:, j]) to K (kernel; the low-rank part is a BLAS product) or accumulates Psi^T T_g Psi (gradient), without m x m temporaries.
 Per pair, the per-coordinate factors for every exponent 1..e_max are built once by repeated multiplication and
 shared by all groups. The NumPy implementation in ``tessellated.py`` is the reference these are tested against.
 """
@@ -25,31 +25,31 @@ def _factors(xi, yj, bpow, F):
 
 
 @njit(parallel=True, cache=True)
-def kernel_matrix(X, Y, bpow, expo, PhiX, R, LX, RL, K):
-    """K[i, j] = sum_g T_g(max(X[i], Y[j])) * PhiX[i] . R[g, :, j] + LX[i] . RL[:, j] (the low-rank part);
-    expo[g, k] = s_gk + 1."""
+def add_max_part(X, Y, bpow, expo, PhiX, RT, K):
+    """K[i, j] += sum_g T_g(max(X[i], Y[j])) * PhiX[i] . RT[j, g, :]; expo[g, k] = s_gk + 1.
+
+    RT is laid out (m_y, G, p) so that the coefficients of one column j are contiguous. The low-rank part of the
+    kernel is a plain matrix product and is left to BLAS (the caller puts it in K first).
+    """
     mx, n = X.shape
     my = Y.shape[0]
     G = expo.shape[0]
     p = PhiX.shape[1]
-    r = LX.shape[1]
     top = bpow.shape[1]
     for i in prange(mx):
         F = np.empty((n, top))
         for j in range(my):
             _factors(X[i], Y[j], bpow, F)
             acc = 0.0
-            for u in range(r):
-                acc += LX[i, u] * RL[u, j]
             for g in range(G):
                 t = 1.0
                 for k in range(n):
                     t *= F[k, expo[g, k]]
                 dot = 0.0
                 for u in range(p):
-                    dot += PhiX[i, u] * R[g, u, j]
+                    dot += PhiX[i, u] * RT[j, g, u]
                 acc += t * dot
-            K[i, j] = acc
+            K[i, j] += acc
 
 
 @njit(parallel=True, cache=True)

@@ -202,16 +202,14 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
     # the max(x, y) part: one Hadamard product per group with a nonzero coefficient
     active = [g for g in range(G) if np.any(CM[g])]
     if engine() == "numba":
-        from tkbench.kernels._tk_numba import b_powers, kernel_matrix
+        from tkbench.kernels._tk_numba import add_max_part, b_powers
 
         expo = np.ascontiguousarray(bs.sums[active] + 1, dtype=np.int64).reshape(len(active), bs.n)
-        R = np.zeros((len(active), p, len(Y)))
-        for r, g in enumerate(active):
-            R[r] = CM[g] @ PhiY.T
-        K = np.empty((len(X), len(Y)))
+        RT = np.ascontiguousarray(np.stack([PhiY @ CM[g].T for g in active], axis=1)
+                                  if active else np.zeros((len(Y), 0, p)))
+        K = LX @ (W @ LY.T)
         top = int(expo.max()) + 1 if len(active) else 2
-        kernel_matrix(X, Y, b_powers(b, top), expo, PhiX, R, np.ascontiguousarray(LX),
-                      np.ascontiguousarray(W @ LY.T), K)
+        add_max_part(X, Y, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RT, K)
         return K
     K = LX @ W @ LY.T
     step = _rows_per_block(len(Y), bs.n + len(active) + 2)
@@ -221,6 +219,34 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
         for t, r in zip(_max_factors(X[rows], Y, b, bs.sums[active]), right, strict=True):
             K[rows] += t * (PhiX[rows] @ r)
     return K
+
+
+def tk_diagonal(X: np.ndarray, P: np.ndarray, a: np.ndarray, b: np.ndarray, d: int,
+                basis: str = "x") -> np.ndarray:
+    """k(x_i, x_i; P) for every row, without the m x m matrix: O(m q^2) per P.
+
+    At x = y, max(x, y) = x and the closed form above collapses to
+    k(x, x) = sum_s [ T_s(x) Phi(x)^T C^{Q-S}_s Phi(x) + T_s(a) Phi(x)^T C^S_s Phi(x) ]
+    (the two indicator blocks are disjoint, so R does not enter). ``P`` may be one 2q x 2q matrix (returns (m,))
+    or a stack (L, 2q, 2q) (returns (m, L)): the unit-diagonal normalisation of a library of random TK kernels.
+    """
+    X = np.ascontiguousarray(X, dtype=float)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    bs = tk_basis(X.shape[1], d, basis)
+    stack = np.asarray(P, dtype=float)
+    single = stack.ndim == 2
+    stack = stack[None] if single else stack
+    Phi = _monomials(X, bs.x_exponents)  # (m, p)
+    TX = np.stack([_tail_integral(X, b, s) for s in bs.sums], axis=1)  # (m, G)
+    Ta = np.array([_tail_integral(a, b, s) for s in bs.sums])  # (G,)
+    out = np.empty((len(X), len(stack)))
+    for k, Pk in enumerate(stack):
+        Q, _, S = _split(Pk, bs.q)
+        CQS, CS = _grouped(bs, Q - S), _grouped(bs, S)  # (G, p, p)
+        quad = np.einsum("ip,gpr,ir->ig", Phi, CQS, Phi)  # Phi^T C^{Q-S}_s Phi per row and group
+        const = np.einsum("ip,pr,ir->i", Phi, np.einsum("g,gpr->pr", Ta, CS), Phi)
+        out[:, k] = (TX * quad).sum(1) + const
+    return out[:, 0] if single else out
 
 
 def tk_gradient(X: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, d: int,

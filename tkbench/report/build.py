@@ -72,14 +72,20 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
 def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None) -> TableModel:
     ref_names = _ref_names(res)["methods"]
     tasks = dict(zip(res.planned["dataset"], res.planned["task"], strict=False)) if len(res.planned) else {}
-    cols = ["Dataset", "Method", "Axis", "Fixed", "Fitted slope", "Points", "Largest mean time (s)"]
+    cols = ["Dataset", "Method", "Axis", "Fixed", "Fitted slope", "Slope, two largest", "Points", "Largest size",
+            "Mean time there (s)", "Peak RSS there (MB)", "Iterations there"]
     if reference is not None:
         cols.append("Paper exponent")
+
+    def num(x, fmt):
+        return "-" if x is None or x != x else format(x, fmt)
+
     rows = []
     for _, s in slopes.iterrows():
         row = [Cell(str(s["dataset"])), Cell(str(s["method"])), Cell(s["axis"]), Cell(str(s["fixed"])),
-               Cell("-" if math.isnan(s["slope"]) else f"{s['slope']:.2f}"), Cell(str(s["points"])),
-               Cell(fmt_time(s["max_seconds"]))]
+               Cell(num(s["slope"], ".2f")), Cell(num(s["tail_slope"], ".2f")), Cell(str(s["points"])),
+               Cell(f"{s['axis']}={s['max_size']}"), Cell(fmt_time(s["max_seconds"])),
+               Cell(num(s.get("peak_rss_mb"), ".0f")), Cell(num(s.get("iterations"), ".1f"))]
         if reference is not None:
             name = ref_names.get(s["method"], s["method"])
             exps = reference.exponents(f"{name}_{tasks.get(s['dataset'], '')}") or reference.exponents(name) or {}
@@ -123,7 +129,8 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         tables = metric_tables(summary, reference, _ref_names(res))
         summary.drop(columns=["errors"]).to_csv(out / "summary.csv", index=False)
     if exp.kind == "scaling" and not res.rows.empty:
-        images, slopes = plots.scaling_plots(res.rows, out)
+        vary = exp.scaling.vary if exp.scaling is not None else None
+        images, slopes = plots.scaling_plots(res.rows, out, size_label=vary.size if vary is not None else None)
         if not slopes.empty:
             tables.append(_slope_table(res, slopes, reference))
             slopes.to_csv(out / "slopes.csv", index=False)

@@ -46,10 +46,32 @@ def _save(fig, base: Path) -> list[Path]:
     return paths
 
 
-def scaling_plots(rows: pd.DataFrame, out_dir: Path) -> tuple[list[Path], pd.DataFrame]:
+def _at_largest(cur: pd.DataFrame, axis_col: str) -> dict:
+    """Peak memory and solver iterations of the runs at the largest size of one curve."""
+    top = cur[cur[axis_col] == cur[axis_col].max()]
+    rss = top["peak_rss_mb"].max() if "peak_rss_mb" in top else float("nan")
+    iters = [d.get("n_iter") for d in top.get("diagnostics", pd.Series(dtype=object))
+             if isinstance(d, dict) and isinstance(d.get("n_iter"), int | float)]
+    return {"peak_rss_mb": float(rss) if rss == rss else float("nan"),
+            "iterations": float(np.mean(iters)) if iters else float("nan")}
+
+
+def _curve(dataset, method, axis, fixed, means: pd.Series, extra: dict) -> dict:
+    slope, _ = fit_slope(means.index, means.values)
+    tail, _ = fit_slope(means.index[-2:], means.values[-2:])
+    return {"dataset": dataset, "method": method, "axis": axis, "fixed": fixed, "slope": slope,
+            "tail_slope": tail, "points": len(means), "max_size": means.index.max(),
+            "max_seconds": float(means.iloc[-1]), **extra}
+
+
+def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = None
+                  ) -> tuple[list[Path], pd.DataFrame]:
     """Time against m per (dataset, method, varied value), and time against the varied size per m.
 
-    Returns the written files and the slope table (one line per fitted curve).
+    ``size_label`` names the second size axis (e.g. "q"; default: the varied parameter). Returns the written files
+    and the slope table: one line per fitted curve with the slope over all points, the slope between the two
+    largest sizes (the asymptotic regime, where fixed overheads no longer dominate), the mean time, the peak
+    resident memory and the solver iterations at the largest size.
     """
     ok = rows[rows["status"] == "ok"].copy()
     written: list[Path] = []
@@ -63,28 +85,38 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path) -> tuple[list[Path], pd.Dat
     ok["size_value"] = [s if s is not None and s == s else v for s, v in zip(ok["size_value"], ok["vary_value"],
                                                                               strict=True)]
     for dataset, by_ds in ok.groupby("dataset", sort=False):
+        param = by_ds["vary_param"].dropna().iloc[0] if by_ds["vary_param"].notna().any() else None
+        second = size_label or param
         fig, ax = plt.subplots(figsize=(6, 4.5))
-        for (method, value), cur in by_ds.groupby(["method", "vary_key"], sort=False):
-            means = cur.groupby("size")["fit_seconds"].mean()
-            slope, _ = fit_slope(means.index, means.values)
-            label = method if value == "None" else f"{method} ({cur['vary_param'].iloc[0]}={value})"
-            ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {slope:.2f}")
-            slopes.append({"dataset": dataset, "method": method, "axis": "m", "fixed": value, "slope": slope,
-                           "points": len(means), "max_seconds": float(means.max())})
+        for (method, value), cur in sorted(by_ds.groupby(["method", "vary_key"], sort=False),
+                                           key=lambda kv: (kv[0][0], _num(kv[0][1]))):
+            means = cur.groupby("size")["fit_seconds"].mean().sort_index()
+            fixed = "-" if value == "None" else f"{param}={value}"
+            if value != "None" and size_label and cur["size_value"].notna().any():
+                fixed += f" ({size_label}={cur['size_value'].iloc[0]})"
+            curve = _curve(dataset, method, "m", fixed, means, _at_largest(cur, "size"))
+            slopes.append(curve)
+            label = method if value == "None" else f"{method} ({fixed})"
+            ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {curve['slope']:.2f}")
         written += _finish(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
                            f"{dataset}: time against m")
-        if by_ds["vary_param"].notna().any():
+        if param is not None:
             fig, ax = plt.subplots(figsize=(6, 4.5))
-            for (method, m), cur in by_ds.groupby(["method", "size"], sort=False):
-                means = cur.groupby("size_value")["fit_seconds"].mean()
-                slope, _ = fit_slope(means.index, means.values)
-                ax.loglog(means.index, means.values, "s-", label=f"{method} (m={m}): slope {slope:.2f}")
-                slopes.append({"dataset": dataset, "method": method, "axis": "size", "fixed": f"m={m}",
-                               "slope": slope, "points": len(means), "max_seconds": float(means.max())})
-            written += _finish(fig, ax, out_dir / f"scaling_{dataset}_size",
-                               f"size (from {by_ds['vary_param'].dropna().iloc[0]})", "fit time (s)",
-                               f"{dataset}: time against the second size")
+            for (method, m), cur in sorted(by_ds.groupby(["method", "size"], sort=False)):
+                means = cur.groupby("size_value")["fit_seconds"].mean().sort_index()
+                curve = _curve(dataset, method, second, f"m={m}", means, _at_largest(cur, "size_value"))
+                slopes.append(curve)
+                ax.loglog(means.index, means.values, "s-", label=f"{method} (m={m}): slope {curve['slope']:.2f}")
+            written += _finish(fig, ax, out_dir / f"scaling_{dataset}_size", f"{second} (varied through {param})",
+                               "fit time (s)", f"{dataset}: time against {second}")
     return written, pd.DataFrame(slopes)
+
+
+def _num(value: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(value))
+    except ValueError:
+        return (1, value)
 
 
 def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:

@@ -27,10 +27,12 @@ def test_unit_mean_diagonal_and_psd():
         assert np.linalg.eigvalsh(K).min() > -1e-10
 
 
-def test_blocked_combination_and_quadratic_forms(monkeypatch):
+@pytest.mark.parametrize("cache_mb", [0.0, 1024.0], ids=["blocked", "cached"])
+def test_blocked_combination_and_quadratic_forms(monkeypatch, cache_mb):
     rng = np.random.default_rng(1)
     X, Y = rng.uniform(0, 1, (50, 2)), rng.uniform(0, 1, (20, 2))
-    L = Library(standard_library(2), X)
+    L = Library(standard_library(2), X, cache_mb=cache_mb)
+    assert (L._stack is not None) == (cache_mb > 0)
     d = rng.dirichlet(np.ones(len(L)))
     d[3] = 0.0
     w = rng.standard_normal(50)
@@ -43,13 +45,14 @@ def test_blocked_combination_and_quadratic_forms(monkeypatch):
     np.testing.assert_allclose(L.quadratic_forms(w), [w @ L.kernel(k) @ w for k in range(len(L))], rtol=1e-10)
 
 
-def test_tk_bases_are_combined_through_P():
+@pytest.mark.parametrize("cache_mb", [0.0, 1024.0], ids=["blocked", "cached"])
+def test_tk_bases_are_combined_through_P(cache_mb):
     from tkbench.kernels.library import random_tk_library
 
     rng = np.random.default_rng(2)
     X, Y = rng.uniform(0, 1, (40, 2)), rng.uniform(0, 1, (15, 2))
     kernels = random_tk_library(2, 6, degree=1, delta=0.2, seed=3) + standard_library(2, widths=(1.0,), degrees=(2,))
-    L = Library(kernels, X)
+    L = Library(kernels, X, cache_mb=cache_mb)
     assert len(L.tk) == 6 and len(L) == 6 + 2 * 3
     d = rng.dirichlet(np.ones(len(L)))
     w = rng.standard_normal(40)
@@ -59,5 +62,7 @@ def test_tk_bases_are_combined_through_P():
     np.testing.assert_allclose(L.quadratic_forms(w), [w @ L.kernel(k) @ w for k in range(len(L))], rtol=1e-9)
     for k in L.tk:
         assert np.trace(L.kernel(k)) == pytest.approx(40)
+    L.release_cache()
+    np.testing.assert_allclose(L.combined(d), explicit, rtol=1e-10)
     again = random_tk_library(2, 6, degree=1, delta=0.2, seed=3)
     assert all(np.array_equal(p.P, q.P) for p, q in zip(kernels[:6], again, strict=True))

@@ -8,7 +8,9 @@ the same factor is applied to test rows.
 
 A library is a list of :class:`BaseKernel`; combined kernels sum_k d_k K_k and the quadratic forms w^T K_k w are
 computed in row blocks from the features, so memory stays O(m^2) whatever the number of kernels (at m = 8000 the
-65 matrices of a 4-feature library would need 33 GB).
+65 matrices of a 4-feature library would need 33 GB). When the training kernels fit in ``cache_mb`` (default 1 GB,
+like LIBSVM's kernel cache) they are computed once and kept: on the papers' small data sets (m < 700) this makes
+SimpleMKL several times faster, since every SVM solve of the reduced-gradient descent needs them.
 """
 from __future__ import annotations
 
@@ -114,7 +116,7 @@ def standard_library(n_features: int, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEG
 class Library:
     """A kernel library fitted to training rows: unit-trace scale factors, blocked combinations."""
 
-    def __init__(self, kernels: list, X_train: np.ndarray):
+    def __init__(self, kernels: list, X_train: np.ndarray, cache_mb: float = 1024.0):
         self.kernels = list(kernels)
         self.X = np.ascontiguousarray(X_train, dtype=float)
         self.tk = [k for k, kern in enumerate(self.kernels) if isinstance(kern, TKBaseKernel)]
@@ -125,6 +127,13 @@ class Library:
                    != (first.degree, first.delta, first.basis) for k in self.tk):
                 raise ValueError("the TK kernels of one library must share degree, delta and basis")
         self.scale = np.array([len(self.X) / k.diagonal(self.X).sum() for k in self.kernels])
+        self._stack: np.ndarray | None = None  # the normalised non-TK training kernels, when they fit cache_mb
+        if self.other and len(self.other) * len(self.X) ** 2 * 8 <= cache_mb * 2**20:
+            self._stack = np.stack([self.scale[k] * self.kernels[k].raw(self.X, self.X) for k in self.other])
+
+    def release_cache(self) -> None:
+        """Drop the cached training kernels (a fitted estimator keeps the library for prediction only)."""
+        self._stack = None
 
     def _tk_combined_P(self, weights: np.ndarray) -> np.ndarray:
         return sum(weights[k] * self.scale[k] * self.kernels[k].P for k in self.tk)
@@ -145,6 +154,10 @@ class Library:
             first = self.kernels[self.tk[0]]
             combined = TKBaseKernel(self._tk_combined_P(weights), first.degree, first.delta, first.basis, -1)
             out += combined.raw(Y, self.X)
+        if Y is self.X and self._stack is not None:  # SimpleMKL keeps few weights nonzero: touch only those
+            for r in np.flatnonzero(weights[self.other]):
+                out += weights[self.other[r]] * self._stack[r]
+            return out
         step = max(1, _BLOCK_BYTES // (8 * len(self.X)))
         for start in range(0, len(Y), step):
             rows = slice(start, start + step)
@@ -167,9 +180,20 @@ class Library:
             D = tk_gradient(np.clip(Xa, 0, 1), wa, a, b, first.degree, first.basis)
             for k in self.tk:
                 out[k] = np.sum(self.kernels[k].P * D)
+        out *= self.scale
+        if self._stack is not None and self.other:  # cached kernels are already normalised
+            out[self.other] = _stack_quadratic_forms(self._stack, active, wa)
+            return out
         step = max(1, _BLOCK_BYTES // (8 * max(1, len(active))))
         for start in range(0, len(active), step):
             rows = slice(start, start + step)
             for k in self.other:
-                out[k] += wa[rows] @ self.kernels[k].raw(Xa[rows], Xa) @ wa
-        return out * self.scale
+                out[k] += self.scale[k] * (wa[rows] @ self.kernels[k].raw(Xa[rows], Xa) @ wa)
+        return out
+
+
+def _stack_quadratic_forms(stack: np.ndarray, active: np.ndarray, wa: np.ndarray) -> np.ndarray:
+    """(w_A^T K_k[A, A] w_A)_k for a cached (L, m, m) stack and the support A of w (a^2 L reads, not m^2 L)."""
+    from tkbench.kernels._library_numba import stack_quadratic_forms
+
+    return stack_quadratic_forms(stack, np.ascontiguousarray(active, dtype=np.int64), np.ascontiguousarray(wa))

@@ -47,6 +47,7 @@ class _MKLBase(BaseEstimator):
                           tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol)
 
     def _store(self, library: Library, results) -> None:
+        library.release_cache()
         self.library_ = library
         self.kernel_names_ = [k.name for k in library.kernels]
         self.weights_ = np.stack([r.weights for r in results])

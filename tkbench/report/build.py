@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html as html_lib
-import math
 from collections import Counter
 from pathlib import Path
 

@@ -42,6 +42,12 @@ BAD = [
     ("name with a space", lambda c: c.update(name="my run"), "name", "'my run'"),
     ("negative timeout", lambda c: c["protocol"].update(timeout=-5), "protocol.timeout", "greater than 0"),
     ("grid not a list", lambda c: c["methods"][0].update(grid={"C": 3}), "methods[0].grid.C", "valid list"),
+    ("per_dataset for an unknown dataset", lambda c: c["methods"][1].update(per_dataset={"pima": {"max_depth": 3}}),
+     "methods[1].per_dataset.pima", "the label of a dataset of this config"),
+    ("per_dataset unknown parameter", lambda c: c["methods"][1].update(per_dataset={"liver": {"trees": 3}}),
+     "methods[1].per_dataset.liver.trees", "a parameter of random_forest"),
+    ("per_dataset on a grid parameter", lambda c: c["methods"][0].update(per_dataset={"liver": {"C": 3.0}}),
+     "methods[0].per_dataset.liver.C", "not in the CV grid"),
     ("missing reference file", lambda c: c.update(reference="nowhere/table.yaml"), "reference", "nowhere"),
 ]
 
@@ -97,3 +103,14 @@ def test_committed_configs_are_valid():
 
     for path in sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml")):
         load_config(path)
+
+
+def test_per_dataset_params_replace_the_method_params(write_config):
+    from tkbench.bench.plan import make_plan
+
+    cfg = tiny_config()
+    cfg["methods"][1].update(params={"max_depth": 5}, per_dataset={"waveform": {"max_depth": 2}})
+    plan = make_plan(load_config(write_config(cfg)))
+    depth = {(s.label, s.method): s.params.get("max_depth") for s in plan}
+    assert depth[("liver", "rf")] == 5 and depth[("waveform", "rf")] == 2
+    assert depth[("liver", "svm")] is None

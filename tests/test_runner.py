@@ -54,6 +54,31 @@ def test_plan_keys_are_stable_and_sensitive(write_config):
         {s.key for s in make_plan(base)}
 
 
+def test_reuse_takes_over_finished_runs_of_another_experiment(write_config, tmp_path):
+    first = tiny_config()
+    first["datasets"] = ["liver"]
+    first["protocol"]["splits"] = 2
+    run_experiment(load_config(write_config(first, "a.yaml")), out_dir=tmp_path / "a", progress=False)
+    second = tiny_config(name="second")
+    second["datasets"] = ["liver"]
+    second["protocol"]["splits"] = 2
+    second["methods"][1]["name"] = "forest"                   # same spec under another name: same key
+    second["methods"][0]["grid"]["C"] = [1.0, 100.0]         # a changed spec: must run
+    exp = load_config(write_config(second, "b.yaml"))
+    dry = run_experiment(exp, out_dir=tmp_path / "b", dry_run=True, reuse=[tmp_path / "a"], progress=False)
+    assert dry.skipped == 0 and not (tmp_path / "b" / "rows").exists()
+    out = run_experiment(exp, out_dir=tmp_path / "b", reuse=[tmp_path / "a"], progress=False)
+    assert out.skipped == 2 and out.executed == 2
+    rows = {r["method"]: r for r in ResultStore(tmp_path / "b").rows()}
+    assert rows["forest"]["reused_from"] == str(tmp_path / "a") and rows["forest"]["experiment"] == "second"
+    assert "reused_from" not in rows["svm"]
+    original = {r["key"]: r for r in ResultStore(tmp_path / "a").rows() if r["method"] == "rf"}
+    assert rows["forest"]["accuracy"] == original[rows["forest"]["key"]]["accuracy"]
+    result = CliRunner().invoke(app, ["run", str(write_config(second, "b.yaml")), "--reuse",
+                                      str(tmp_path / "nowhere"), "--out", str(tmp_path / "c")])
+    assert result.exit_code != 0 and "nowhere" in result.output
+
+
 def test_failures_are_recorded_and_the_sweep_goes_on(write_config, tmp_path):
     cfg = tiny_config()
     cfg["datasets"] = ["liver"]

@@ -41,6 +41,8 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="show the plan and what is left to run"),
     out_dir: Path = typer.Option(None, "--out", help="results folder (default results/<config name>)"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show the progress bar"),
+    reuse: list[Path] = typer.Option(None, "--reuse", help="results folder whose finished runs with the same "
+                                     "run key are taken over instead of re-run (repeatable)"),
 ) -> None:
     """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
     from tkbench.bench.backends import BACKENDS
@@ -55,7 +57,7 @@ def run(
         exp = load_config(config)
         outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,
                                  only=only or None, splits=splits, force=force, dry_run=dry_run,
-                                 console=err, progress=progress)
+                                 console=err, progress=progress, reuse=reuse or None)
     except TkbenchError as exc:
         _fail(exc)
     except KeyboardInterrupt:

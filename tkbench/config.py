@@ -13,6 +13,7 @@ Example::
     methods:
       - {name: rf, family: random_forest, grid: {n_estimators: [50, 100]}}
       - {name: svm, family: svm_rbf, params: {cache_size: 1000}, grid: {C: [1, 10], gamma: [0.1]}}
+      - {name: tk, family: tk, params: {degree: 1}, per_dataset: {liver_drinks: {degree: 2}}}
 
 Every error is reported as ``file: key.path: value: what was expected``; :func:`load_config` raises
 :class:`~tkbench.errors.ConfigError` with all of them.
@@ -88,6 +89,9 @@ class MethodEntry(_Strict):
     family: str
     solver: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    per_dataset: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="params that replace 'params' on the named datasets (by label), e.g. "
+        "{ionosphere: {degree: 0}} as in paper 000 Table 1")
     grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
     scaler: Literal["none", "minmax", "standard"] | None = None
     target_scaler: Literal["none", "standard"] | None = None
@@ -312,6 +316,17 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.params.solver", value, "the solver in the method's 'solver' field"))
             elif key not in allowed:
                 problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+        for label, over in m.per_dataset.items():
+            if label not in labels:
+                problems.append((f"{where}.per_dataset.{label}", over,
+                                 f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
+            for key, value in over.items():
+                if key == "solver" or key not in allowed:
+                    problems.append((f"{where}.per_dataset.{label}.{key}", value,
+                                     f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+                elif key in (m.grid or {}):
+                    problems.append((f"{where}.per_dataset.{label}.{key}", value,
+                                     "a parameter that is not in the CV grid"))
         for key, values in (m.grid or {}).items():
             if key not in allowed:
                 problems.append((f"{where}.grid.{key}", values, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))

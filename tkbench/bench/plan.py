@@ -98,7 +98,7 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
             base = dict(
                 experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
                 fingerprint=fp, task=task, method=m.name, family=m.family, solver=m.solver or fam.default_solver,
-                params=dict(m.params), grid=grid, scaler=m.scaler or fam.scaler,
+                params={**m.params, **m.per_dataset.get(ds.label, {})}, grid=grid, scaler=m.scaler or fam.scaler,
                 target_scaler=m.target_scaler or fam.target_scaler, test_fraction=proto.test_fraction,
                 cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
                 blas_threads=proto.blas_threads, timeout=proto.timeout, trace=exp.kind == "convergence",
@@ -111,7 +111,7 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                     for value in vary_values:
                         vary = None if sc.vary is None else {"param": sc.vary.param, "value": value,
                                                              "size": sc.vary.size}
-                        params = dict(m.params)
+                        params = dict(base["params"])
                         if vary is not None:
                             params[vary["param"]] = value
                         for r in range(repeats):

@@ -30,6 +30,7 @@ from tkbench.bench.isolation import run_isolated
 from tkbench.bench.plan import RunSpec, make_plan
 from tkbench.bench.store import ResultStore, write_json_atomic
 from tkbench.config import Experiment
+from tkbench.errors import TkbenchError
 
 
 @dataclass
@@ -55,6 +56,37 @@ def todo(plan: list[RunSpec], store: ResultStore, force: bool) -> list[RunSpec]:
     return [s for s in plan if statuses.get(s.key) != "ok"]
 
 
+def adopt(plan: list[RunSpec], store: ResultStore, sources: list[str | Path], write: bool) -> int:
+    """Copy finished (ok) rows with the same run key from other results folders into ``store``.
+
+    The key covers everything that changes the numbers (data, method spec, protocol, split, seed) and nothing that
+    does not (experiment, labels, method name), so a row of another experiment with the same key is the same run.
+    The copy carries this experiment's names and ``reused_from``. Returns the number of rows adopted (or adoptable
+    when ``write`` is false).
+    """
+    statuses = store.statuses()
+    others = [ResultStore(src) for src in sources]
+    for src, other in zip(sources, others, strict=True):
+        if not other.root.is_dir():
+            raise TkbenchError(f"--reuse {src}: no such results folder")
+    count = 0
+    for spec in plan:
+        if statuses.get(spec.key) == "ok":
+            continue
+        for other in others:
+            row = other.read_row(spec.key)
+            if row is None or row.get("status") != "ok":
+                continue
+            if write:
+                names = {"experiment": spec.experiment, "dataset": spec.label, "method": spec.method}
+                row = {**row, **names, "spec": {**row.get("spec", {}), **names, "label": spec.label},
+                       "reused_from": str(other.root)}
+                store.write_row(row)
+            count += 1
+            break
+    return count
+
+
 def run_experiment(
     exp: Experiment,
     *,
@@ -68,11 +100,17 @@ def run_experiment(
     dry_run: bool = False,
     console: Console | None = None,
     progress: bool = True,
+    reuse: list[str | Path] | None = None,
 ) -> RunOutcome:
     console = console or Console(stderr=True)
     out = Path(out_dir) if out_dir else default_out_dir(exp)
     store = ResultStore(out)
     plan = make_plan(exp, only=only, splits=splits)
+    if reuse and not force:
+        adopted = adopt(plan, store, reuse, write=not dry_run)
+        if adopted:
+            console.print(f"{adopted} finished run(s) {'can be' if dry_run else 'were'} taken over from "
+                          f"{', '.join(map(str, reuse))} (same run keys)")
     pending = todo(plan, store, force)
     outcome = RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0)
     if dry_run:

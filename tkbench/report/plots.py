@@ -27,6 +27,16 @@ def fit_slope(sizes, times) -> tuple[float, float]:
     return float(slope), float(intercept)
 
 
+def _size_ticks(ax, sizes) -> None:
+    """Ticks at the measured sizes, written plainly (log axes otherwise print overlapping 3x10^3 labels)."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    ticks = sorted({float(v) for v in sizes})
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([f"{t:g}" for t in ticks])
+
+
 def _finish(fig, ax, base: Path, xlabel: str, ylabel: str, title: str) -> list[Path]:
     """Label, grid, legend, and write the figure as PNG and SVG."""
     ax.set_xlabel(xlabel)
@@ -98,6 +108,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
             slopes.append(curve)
             label = method if value == "None" else f"{method} ({fixed})"
             ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {curve['slope']:.2f}")
+        _size_ticks(ax, by_ds["size"])
         written += _finish(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
                            f"{dataset}: time against m")
         if param is not None:
@@ -107,6 +118,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
                 curve = _curve(dataset, method, second, f"m={m}", means, _at_largest(cur, "size_value"))
                 slopes.append(curve)
                 ax.loglog(means.index, means.values, "s-", label=f"{method} (m={m}): slope {curve['slope']:.2f}")
+            _size_ticks(ax, by_ds["size_value"].dropna())
             written += _finish(fig, ax, out_dir / f"scaling_{dataset}_size", f"{second} (varied through {param})",
                                "fit time (s)", f"{dataset}: time against {second}")
     return written, pd.DataFrame(slopes)

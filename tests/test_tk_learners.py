@@ -116,6 +116,7 @@ def test_sdp_solver_gives_the_frank_wolfe_predictor(est_cls, task):
     sdp = est_cls(C=1.0, delta=0.1, solver="sdp", svm_tol=1e-8).fit(X, y)
     entry = sdp.gap_history_[0]
     assert entry["relative_gap"] < 1e-4  # LIBSVM on the SDP's P certifies its optimality
+    assert sdp.converged_.all() and sdp.diagnostics()["sdp_status"] in ("optimal", "optimal_inaccurate")
     fw_primal = fw.gap_history_[-1]["primal"]  # an upper bound on the optimum, like the SDP's
     assert entry["primal"] <= fw_primal * (1 + 1e-5) and entry["primal"] == pytest.approx(fw_primal, rel=1e-3)
     out_fw, out_sdp = (fw.decision_function(X), sdp.decision_function(X)) if task == "classification" else \

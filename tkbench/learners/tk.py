@@ -72,10 +72,12 @@ class _TKBase(BaseEstimator):
                              tol=self.svm_tol or 1e-6)
             T = float(size if trace is None else trace)
             dual = float(sol.kappa - 0.5 * T * np.linalg.eigvalsh(gradient(sol.w))[-1])
+            rel = (float(sol.value) - dual) / max(abs(float(sol.value)), 1e-12)
             entry = {"iteration": 0, "primal": float(sol.value), "dual": dual, "gap": float(sol.value) - dual,
-                     "relative_gap": (float(sol.value) - dual) / max(abs(float(sol.value)), 1e-12),
-                     "sdp_value": sdp.value, "seconds": sdp.seconds}
-            res = FWResult(sdp.P, sol, 0, sdp.status == "optimal", [entry], 1, 1)
+                     "relative_gap": rel, "sdp_value": sdp.value, "sdp_status": sdp.status, "seconds": sdp.seconds}
+            # converged = certified: the refitted SVM's duality gap on K(P*) (Clarabel often says
+            # "optimal_inaccurate" for solutions whose certified gap is 1e-7)
+            res = FWResult(sdp.P, sol, 0, bool(rel <= float(self.tol)), [entry], 1, 1)
         return res, res.solution.support
 
     def _fit_common(self, X, y):
@@ -122,7 +124,8 @@ class _TKBase(BaseEstimator):
                 "relative_gap": float(last.get("relative_gap", np.nan)) if last else None,
                 "objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_, "q": 2 * self.q_,
                 "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
-                if self.P_.ndim == 3 else len(self.support_), "basis": self.basis}
+                if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
+                **({"sdp_status": last["sdp_status"]} if last and "sdp_status" in last else {})}
 
 
 class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):

@@ -38,7 +38,8 @@ def test_scaling_experiment(write_config, tmp_path):
     names = {p.name for p in written}
     assert {"scaling_pima_m.png", "scaling_pima_m.svg", "scaling_pima_size.png"} <= names
     md = (tmp_path / "report" / "report.md").read_text()
-    assert "Fitted complexity exponents" in md and "| pima | rf | m | 5 |" in md
+    assert "Fitted complexity exponents" in md and "| pima | rf | m | n_estimators=5 |" in md
+    assert "| pima | rf | n_estimators | m=40 |" in md and "| m=160 |" in md
 
 
 def test_scaling_rejects_grids(write_config):
@@ -76,4 +77,4 @@ def test_slope_table_shows_the_papers_exponent_per_task(write_config, tmp_path):
         "tk_fw_classification: {m_exponent: 2.28, q_exponent: 0.57}\ntk_fw_regression: {m_exponent: 2.34}\n")
     run_experiment(load_config(path), out_dir=tmp_path / "out", progress=False)
     md = build_report(tmp_path / "out", formats=["md"])[0].read_text()
-    assert "| ccpp_classification | rf | m | None |" in md and "| 2.28 |" in md
+    assert "| ccpp_classification | rf | m | - |" in md and "| 2.28 |" in md

@@ -115,3 +115,48 @@ def test_simplemkl_over_random_tk_bases(family, n_tk, n_std):
     assert est.score(X[45:], y[45:]) > 0.6
     again = make_estimator(get_family(family), "classification", random_state=7).fit(X[:45], y[:45])
     np.testing.assert_allclose(fitted_model(again).weights_, model.weights_)  # seeded
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_warm_start_reaches_the_same_optimum(task):
+    X, y = _data(task)
+    L = Library(standard_library(2, widths=(0.5, 1.0, 2.0, 5.0), degrees=(1, 2)), X)
+    exact = mkl_by_cvxpy(L, y, task, 10.0, 0.1)
+    cold = simple_mkl(L, y, task=task, C=10.0, tol=1e-3)
+    start = simple_mkl(L, y, task=task, C=1.0, tol=1e-3).weights  # the neighbouring C's solution
+    warm = simple_mkl(L, y, task=task, C=10.0, tol=1e-3, init=start)
+    assert warm.converged and cold.converged
+    assert warm.solution.value == pytest.approx(exact, rel=1e-3)
+    assert cold.solution.value == pytest.approx(exact, rel=1e-3)
+    assert np.all(warm.weights >= 0) and warm.weights.sum() == pytest.approx(1.0)
+    assert warm.n_svm_solves < cold.n_svm_solves  # the point of it (here 1 vs 18 and 4 vs 137)
+
+
+def test_cv_along_the_grid_with_warm_starts_picks_the_same_parameters():
+    import dataclasses
+
+    from tkbench.bench.tuning import select_params
+    from tkbench.learners import get_family
+    from tkbench.learners.compose import fitted_model, make_estimator
+
+    ds = load_dataset("liver")
+    X, y = ds.X[:120], ds.y[:120]
+    family = get_family("simplemkl")
+    params = {"widths": (0.5, 2.0, 8.0), "degrees": (1, 2)}
+    reports = {}
+    for warm in (False, True):
+        fam = dataclasses.replace(family, warm_start=warm)
+        est = make_estimator(fam, "classification", params=params)
+        reports[warm] = select_params(est, fam, {"C": [0.1, 1.0, 10.0]}, X, y, task="classification", k=3, seed=0)
+    (chosen_cold, rep_cold), (chosen_warm, rep_warm) = reports[False], reports[True]
+    assert chosen_cold == chosen_warm
+    for a, b in zip(rep_cold["scores"], rep_warm["scores"], strict=True):
+        assert a["mean"] == pytest.approx(b["mean"], abs=0.03)  # same optimum up to the 1e-2 gap
+    # the estimator really continues from its previous weights
+    est = make_estimator(family, "classification", params={**params, "warm_start": True, "C": 1.0}).fit(X, y)
+    first = fitted_model(est).weights_.copy()
+    model = fitted_model(est)
+    model.set_params(C=1.0)
+    est.fit(X, y)
+    assert fitted_model(est).n_svm_solves_ <= 3  # already optimal: one evaluation, no descent needed
+    np.testing.assert_allclose(fitted_model(est).weights_, first, atol=1e-12)

@@ -1,7 +1,9 @@
 """Hyper-parameter selection by k-fold cross-validation on the training part only (GUIDE section 3).
 
 The grid is the Cartesian product of the method's grid values. A family's *path parameter* (the forest's number
-of trees) is scored for all its values from one fit at the largest value. Ties go to the first candidate in grid
+of trees) is scored for all its values from one fit at the largest value. A family with ``warm_start`` fits one
+model per fold along the grid, in grid order, each fit starting from the previous solution (SimpleMKL: the
+kernel weights found for the previous C); the problems are convex, so only the path to each optimum changes. Ties go to the first candidate in grid
 order. A candidate whose fit raises scores NaN and is skipped; if every candidate fails, the error is raised.
 """
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.compose import TransformedTargetRegressor
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from tkbench.learners.compose import path_predictions, set_model_params
@@ -60,9 +63,11 @@ def select_params(
     table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
     errors: list[str] = []
     t0 = time.perf_counter()
+    warm = family.warm_start and not isinstance(estimator, TransformedTargetRegressor)  # that one clones on fit
     for train, valid in folds(task, y, k, seed, stratify):
+        shared = set_model_params(clone(estimator), {"warm_start": True}) if warm else None
         for c, combo in enumerate(combos):
-            est = clone(estimator)
+            est = shared if warm else clone(estimator)
             params = dict(combo)
             if use_path:
                 params[family.path_param] = max(path_values)

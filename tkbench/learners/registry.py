@@ -24,6 +24,8 @@ class Family:
     trees); ``path_predict(model, X, values)`` then returns ``{value: predictions}``.
     ``diagnostics(model)`` returns solver facts for the result row (iterations, gap, support vectors...);
     ``trace(model)`` returns the per-iteration solver trace (a list of dicts) for convergence experiments.
+    ``warm_start``: the model has a scikit-learn ``warm_start`` parameter and CV may fit one model along the grid
+    within a fold, each fit starting from the previous solution (SimpleMKL's kernel weights).
     """
 
     name: str
@@ -40,6 +42,7 @@ class Family:
     trace: Callable[[Any], list[dict[str, Any]]] | None = None
     reference: str = ""
     hidden: bool = False
+    warm_start: bool = False
 
     @property
     def default_solver(self) -> str:

@@ -42,9 +42,16 @@ class _MKLBase(BaseEstimator):
             raise ValueError("the kernel library is empty: give widths and/or degrees")
         return Library(kernels, X)
 
-    def _solve(self, library: Library, y: np.ndarray, task: str):
+    def _solve(self, library: Library, y: np.ndarray, task: str, init=None):
         return simple_mkl(library, y, task=task, C=float(self.C), epsilon=float(getattr(self, "epsilon", 0.1)),
-                          tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol)
+                          tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol, init=init)
+
+    def _warm(self, library: Library, n_targets: int) -> list:
+        """Initial weights per target: the previous fit's when ``warm_start`` and the library size matches."""
+        old = getattr(self, "weights_", None) if self.warm_start else None
+        if old is None or old.shape != (n_targets, len(library)):
+            return [None] * n_targets
+        return list(old)
 
     def _store(self, library: Library, results) -> None:
         library.release_cache()
@@ -79,7 +86,8 @@ class SimpleMKLClassifier(SignedTargetsMixin, ClassifierMixin, _MKLBase):
 
     def __init__(self, C=1.0, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True, tol=1e-2,
                  max_iter=100, svm_tol=None, standard=True, tk_bases=0, tk_degree=1, tk_delta=0.1,
-                 tk_basis="x", random_state=None):
+                 tk_basis="x", random_state=None, warm_start=False):
+        self.warm_start = warm_start
         self.standard = standard
         self.tk_bases = tk_bases
         self.tk_degree = tk_degree
@@ -98,7 +106,9 @@ class SimpleMKLClassifier(SignedTargetsMixin, ClassifierMixin, _MKLBase):
         X, y = validate_data(self, X, y)
         library = self._library(X)
         targets = self._signed_targets(y)
-        self._store(library, [self._solve(library, t, "classification") for t in targets])
+        inits = self._warm(library, len(targets))
+        self._store(library, [self._solve(library, t, "classification", w0) for t, w0 in zip(targets, inits,
+                                                                                                strict=True)])
         return self
 
 
@@ -107,7 +117,8 @@ class SimpleMKLRegressor(RegressorMixin, _MKLBase):
 
     def __init__(self, C=1.0, epsilon=0.1, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True,
                  tol=1e-2, max_iter=100, svm_tol=None, standard=True, tk_bases=0, tk_degree=1, tk_delta=0.1,
-                 tk_basis="x", random_state=None):
+                 tk_basis="x", random_state=None, warm_start=False):
+        self.warm_start = warm_start
         self.standard = standard
         self.tk_bases = tk_bases
         self.tk_degree = tk_degree
@@ -126,7 +137,8 @@ class SimpleMKLRegressor(RegressorMixin, _MKLBase):
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True)
         library = self._library(X)
-        self._store(library, [self._solve(library, np.asarray(y, dtype=float), "regression")])
+        self._store(library, [self._solve(library, np.asarray(y, dtype=float), "regression",
+                                          self._warm(library, 1)[0])])
         return self
 
     def predict(self, X):
@@ -143,6 +155,7 @@ def _builder(**defaults):
 
 _build = _builder()
 _COMMON = dict(solvers=("reduced_gradient",), default_grid={"C": [0.1, 1.0, 10.0, 100.0]}, scaler="minmax",
+               warm_start=True,
                diagnostics=lambda model: model.diagnostics(),
                trace=lambda model: [dict(h) for h in model.gap_history_[0]])
 

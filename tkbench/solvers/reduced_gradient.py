@@ -34,7 +34,10 @@ class MKLResult:
 
 
 def simple_mkl(library: Library, y: np.ndarray, *, task: str, C: float, epsilon: float = 0.1, tol: float = 1e-2,
-               max_iter: int = 100, svm_tol: float | None = None, line_search_steps: int = 6) -> MKLResult:
+               max_iter: int = 100, svm_tol: float | None = None, line_search_steps: int = 6,
+               init: np.ndarray | None = None) -> MKLResult:
+    """Minimise J(d) over the simplex, from uniform weights or from ``init`` (a warm start, e.g. the weights
+    found for a neighbouring C: the problem is convex, so the optimum is the same and only the path is shorter)."""
     M = len(library)
     svm_tol = min(1e-3, tol / 10) if svm_tol is None else svm_tol
     solves = 0
@@ -46,6 +49,10 @@ def simple_mkl(library: Library, y: np.ndarray, *, task: str, C: float, epsilon:
         return sol, library.quadratic_forms(sol.w)
 
     d = np.full(M, 1.0 / M)
+    if init is not None:
+        start = np.maximum(np.asarray(init, dtype=float).ravel(), 0.0)
+        if start.shape == (M,) and start.sum() > 0:
+            d = start / start.sum()
     sol, quad = evaluate(d)
     history: list[dict] = []
     converged = False

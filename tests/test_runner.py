@@ -140,6 +140,28 @@ def test_resume_after_sigkill(write_config, tmp_path):
     assert run_experiment(exp, out_dir=out, progress=False).executed == 0
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_stops_the_run_in_flight_at_once(write_config, tmp_path, jobs):
+    """`kill PID` of a sweep: the run in flight dies too, its row is not written, the sweep exits promptly
+    (with -j 1 it used to wait for the run to finish: multiprocessing joins non-daemonic children at exit)."""
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"].update(splits=1, timeout=600)
+    cfg["methods"] = [{"name": "slow", "family": "debug_fail", "params": {"mode": "sleep", "seconds": 25}}]
+    path = write_config(cfg)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", jobs, "--out", str(out),
+                             "--no-progress"], start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    time.sleep(8)  # the run is sleeping in its child by now
+    t0 = time.time()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 130
+    assert time.time() - t0 < 10
+    time.sleep(25)  # had the child survived, it would have written its row by now
+    assert not list((out / "rows").glob("*.json"))
+
+
 def test_force_only_and_dry_run(write_config, tmp_path):
     path = write_config(tiny_config())
     out = tmp_path / "out"

@@ -127,9 +127,15 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
     t0 = time.perf_counter()
     timeout = spec.get("timeout")
     status, error = None, None
+    child = None
     try:
         child = (_Subprocess if mp.current_process().daemon else _Fork)(spec, context, root)
-        code = child.wait(timeout)
+        try:
+            code = child.wait(timeout)
+        except KeyboardInterrupt:  # Ctrl-C / SIGTERM of the sweep: the run dies with it, no row is written
+            _kill_group(child.pid)  # (otherwise multiprocessing would join the child at exit, i.e. let it finish)
+            child.reap()
+            raise
         if code is None:  # still running at the limit
             _kill_group(child.pid)
             child.reap()

@@ -114,3 +114,20 @@ def test_per_dataset_params_replace_the_method_params(write_config):
     depth = {(s.label, s.method): s.params.get("max_depth") for s in plan}
     assert depth[("liver", "rf")] == 5 and depth[("waveform", "rf")] == 2
     assert depth[("liver", "svm")] is None
+
+
+def test_fewer_splits_for_an_expensive_dataset_or_method(write_config):
+    from tkbench.bench.plan import make_plan
+
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 6
+    cfg["datasets"][1] = {"name": "waveform", "options": {"n_samples": 150}, "splits": 4}
+    cfg["methods"][1]["splits"] = 2
+    plan = make_plan(load_config(write_config(cfg)))
+    count = {}
+    for s in plan:
+        count[(s.label, s.method)] = count.get((s.label, s.method), 0) + 1
+    assert count == {("liver", "svm"): 6, ("liver", "rf"): 2, ("waveform", "svm"): 4, ("waveform", "rf"): 2}
+    # the same split index is the same split whatever the cap (the cap only drops the last ones)
+    seeds = {(s.label, s.split): s.seed for s in plan}
+    assert seeds[("liver", 1)] == seeds[("waveform", 1)]

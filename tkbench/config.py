@@ -67,6 +67,8 @@ class DatasetEntry(_Strict):
     alias: str | None = Field(None, description="the label in tables (default: name); needed to use a dataset twice")
     options: dict[str, Any] = Field(default_factory=dict)
     subsample: int | None = Field(None, ge=10, description="rows drawn per split before splitting")
+    splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits here "
+                               "(an expensive dataset; the report says so)")
     reference: str | None = Field(None, description="the dataset's key in the reference file (default: alias)")
 
     @model_validator(mode="before")
@@ -93,6 +95,8 @@ class MethodEntry(_Strict):
         default_factory=dict, description="params that replace 'params' on the named datasets (by label), e.g. "
         "{ionosphere: {degree: 0}} as in paper 000 Table 1")
     grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
+    splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits for this "
+                               "method (an expensive method; the report says so)")
     scaler: Literal["none", "minmax", "standard"] | None = None
     target_scaler: Literal["none", "standard"] | None = None
     reference: str | None = Field(None, description="the method's key in the reference file (default: name)")

@@ -119,7 +119,8 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                                                         seed=split_seed(proto.seed, r), size=size,
                                                         test_size=sc.test_size, vary=vary)))
             else:
-                for i in range(n_splits):
+                cell_splits = min([n_splits] + [k for k in (ds.splits, m.splits) if k is not None])
+                for i in range(cell_splits):
                     specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i))))
     return specs
 

@@ -24,6 +24,8 @@ class Family:
     trees); ``path_predict(model, X, values)`` then returns ``{value: predictions}``.
     ``diagnostics(model)`` returns solver facts for the result row (iterations, gap, support vectors...);
     ``trace(model)`` returns the per-iteration solver trace (a list of dicts) for convergence experiments.
+    ``warmup(threads)``: called in the run's process before CV and the timed fit: sets compiled-code threads and
+    loads compiled code, so that one-time costs are not counted as fit time.
     ``warm_start``: the model has a scikit-learn ``warm_start`` parameter and CV may fit one model along the grid
     within a fold, each fit starting from the previous solution (SimpleMKL's kernel weights).
     """
@@ -43,6 +45,7 @@ class Family:
     reference: str = ""
     hidden: bool = False
     warm_start: bool = False
+    warmup: Callable[[int], None] | None = None
 
     @property
     def default_solver(self) -> str:

@@ -22,6 +22,7 @@ from tkbench.kernels.library import (
     random_tk_library,
     standard_library,
 )
+from tkbench.kernels.warmup import warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.reduced_gradient import simple_mkl
@@ -155,7 +156,7 @@ def _builder(**defaults):
 
 _build = _builder()
 _COMMON = dict(solvers=("reduced_gradient",), default_grid={"C": [0.1, 1.0, 10.0, 100.0]}, scaler="minmax",
-               warm_start=True,
+               warm_start=True, warmup=warmup,
                diagnostics=lambda model: model.diagnostics(),
                trace=lambda model: [dict(h) for h in model.gap_history_[0]])
 

@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tkbench.kernels.tessellated import BASES, box, n_basis, tk_basis_kernels, tk_gradient, tk_kernel
+from tkbench.kernels.warmup import warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.frank_wolfe import FWResult, frank_wolfe
@@ -209,4 +210,5 @@ register(Family(
     diagnostics=_diagnostics,
     trace=_trace,
     reference="Colbert & Peet 2020 (paper 000); paper 003 Algorithm 2",
+    warmup=warmup,
 ))

@@ -47,12 +47,29 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
         sub = ds.subsample or p.subsample
         if sub:
             bits.append(f"subsampled to {sub} rows per split")
+        if ds.splits is not None and ds.splits < p.splits and exp.kind != "scaling":
+            bits.append(f"only the first {ds.splits} of the {p.splits} splits (cost)")
         if bits:
             notes.append(f"{ds.label}: " + "; ".join(bits))
+    for m in exp.methods:
+        if m.splits is not None and m.splits < p.splits and exp.kind != "scaling":
+            notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
     if summary is not None:
         for _, line in summary.iterrows():
             for error in line["errors"][:2]:
                 notes.append(f"{line['dataset']}/{line['method']} not ok: {error.splitlines()[0][:200]}")
+    reference = _reference(res)
+    if exp.kind == "scaling" and reference is not None and reference.data.get("metric") == "train_seconds":
+        names = _ref_names(res)
+        for ds in exp.datasets:
+            parts = []
+            for m in exp.methods:
+                value = reference.lookup(names["datasets"][ds.label], names["methods"][m.name], "time")
+                if value is not None and value.time is not None:
+                    parts.append(f"{m.name} {fmt_time(*value.time)} s")
+            if parts:
+                notes.append(f"Paper ({reference.title}), {ds.label} at full size: " + ", ".join(parts)
+                             + (f"; hardware: {reference.data['hardware']}" if reference.data.get("hardware") else ""))
     if res.stale:
         notes.append(f"{res.stale} stored row(s) from an earlier version of the config were ignored.")
     if not res.rows.empty and "provenance" in res.rows:
@@ -70,6 +87,8 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
 
 def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None) -> TableModel:
     ref_names = _ref_names(res)["methods"]
+    exponents_file = reference.path.parent / "scaling.yaml" if reference is not None else None
+    scaling_ref = Reference(exponents_file) if exponents_file is not None and exponents_file.exists() else None
     tasks = dict(zip(res.planned["dataset"], res.planned["task"], strict=False)) if len(res.planned) else {}
     cols = ["Dataset", "Method", "Axis", "Fixed", "Fitted slope", "Slope, two largest", "Points", "Largest size",
             "Mean time there (s)", "Peak RSS there (MB)", "Iterations there"]
@@ -87,12 +106,49 @@ def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None
                Cell(num(s.get("peak_rss_mb"), ".0f")), Cell(num(s.get("iterations"), ".1f"))]
         if reference is not None:
             name = ref_names.get(s["method"], s["method"])
-            exps = reference.exponents(f"{name}_{tasks.get(s['dataset'], '')}") or reference.exponents(name) or {}
+            exps = {}
+            for ref in (reference, scaling_ref):  # a table's reference file, then the papers' exponents file
+                if ref is not None and not exps:
+                    exps = ref.exponents(f"{name}_{tasks.get(s['dataset'], '')}") or ref.exponents(name) or {}
             field = "m_exponent" if s["axis"] == "m" else next((k for k in exps if k.endswith("_exponent")
                                                                  and k != "m_exponent"), None)
             row.append(Cell(str(exps.get(field, "-")) if field else "-"))
         rows.append(row)
     return TableModel("Fitted complexity exponents (time ~ size^slope)", cols, rows)
+
+
+def _time_table(res: Results) -> TableModel | None:
+    """Scaling experiments with two or more methods: mean ± std fit time per size and each method's speed-up over
+    the first method of the config (e.g. paper 003 Table 1: SDP against Frank-Wolfe), measured in the same run.
+    Sizes where a run did not finish show its status (e.g. the SDP refused for lack of memory)."""
+    rows = res.rows
+    methods = [m.name for m in res.experiment.methods]
+    if len(methods) < 2 or rows.empty:
+        return None
+    base = methods[0]
+    cols = ["Dataset", "m"] + [f"{m} time (s)" for m in methods] + [f"speed-up of {m} over {base}"
+                                                                   for m in methods[1:]]
+    out = []
+    keys = ["dataset", "size"] + (["vary_value"] if rows.get("vary_value") is not None
+                                  and rows["vary_value"].notna().any() else [])
+    for key, cur in rows.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        label = str(key[1]) + (f" ({cur['vary_param'].iloc[0]}={key[2]})" if len(key) > 2 else "")
+        means, cells = {}, []
+        for m in methods:
+            mine = cur[cur["method"] == m]
+            ok = mine[mine["status"] == "ok"]["fit_seconds"]
+            if len(ok):
+                means[m] = float(ok.mean())
+                cells.append(Cell(fmt_time(means[m], float(ok.std()) if len(ok) > 1 else None)))
+            else:
+                states = sorted(set(mine["status"])) if len(mine) else ["missing"]
+                cells.append(Cell("/".join(states)))
+        ratios = [Cell(f"{means[base] / means[m]:.3g}x") if base in means and m in means and means[m] > 0
+                  else Cell("-") for m in methods[1:]]
+        out.append([Cell(str(key[0])), Cell(label)] + cells + ratios)
+    out.sort(key=lambda r: (r[0].text, float(r[1].text.split()[0])))
+    return TableModel("Fit time per size, and speed-up measured in the same run", cols, out)
 
 
 def _document(title: str, parts: dict[str, list[str]], images: list[Path], fmt_name: str, out: Path) -> str:
@@ -133,6 +189,9 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         if not slopes.empty:
             tables.append(_slope_table(res, slopes, reference))
             slopes.to_csv(out / "slopes.csv", index=False)
+        times = _time_table(res)
+        if times is not None:
+            tables.append(times)
     if exp.kind == "convergence" and not res.rows.empty:
         images = plots.convergence_plots(res.rows, out)
     if tables:

@@ -1,0 +1,29 @@
+"""Load the compiled (numba) kernels once per process, outside the timed parts of a run.
+
+numba caches machine code on disk (``cache=True``), but every new process still pays for loading it (about a
+second here) at the first call. A run's process calls :func:`warmup` before CV and the final fit, so fit times
+measure the algorithm, not the loader; the same call sets numba's thread count to the run's thread budget
+(``protocol.blas_threads``), so that parallel workers do not oversubscribe the cores.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def warmup(threads: int = 1) -> None:
+    from tkbench.kernels.tessellated import engine
+
+    if engine() != "numba":
+        return
+    import numba
+
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    from tkbench.kernels._library_numba import stack_quadratic_forms
+    from tkbench.kernels.tessellated import box, n_basis, tk_gradient, tk_kernel
+
+    X = np.linspace(0.1, 0.9, 6).reshape(3, 2)
+    a, b = box(2, 0.1)
+    P = np.eye(2 * n_basis(2, 1, "x"))
+    tk_kernel(X, None, P, a, b, 1, "x")
+    tk_gradient(X, np.ones(3), a, b, 1, "x")
+    stack_quadratic_forms(np.ones((1, 3, 3)), np.arange(3, dtype=np.int64), np.ones(3))

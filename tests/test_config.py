@@ -131,3 +131,25 @@ def test_fewer_splits_for_an_expensive_dataset_or_method(write_config):
     # the same split index is the same split whatever the cap (the cap only drops the last ones)
     seeds = {(s.label, s.split): s.seed for s in plan}
     assert seeds[("liver", 1)] == seeds[("waveform", 1)]
+
+
+def test_max_train_caps_the_training_part_and_keeps_the_test_part(write_config, tmp_path):
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.store import ResultStore
+
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 2
+    cfg["methods"][0]["max_train"] = 60
+    cfg["methods"][1]["max_train"] = {"waveform": 50}
+    out = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path / "out", progress=False)
+    assert out.counts["ok"] == 8
+    rows = ResultStore(tmp_path / "out").rows()
+    n_train = {(r["dataset"], r["method"]): r["n_train"] for r in rows}
+    assert n_train[("liver", "svm")] == 60 and n_train[("waveform", "svm")] == 60
+    assert n_train[("waveform", "rf")] == 50 and n_train[("liver", "rf")] == 259  # uncapped: 345 - 86 test rows
+    tests = {(r["dataset"], r["split"], r["n_test"]) for r in rows}
+    assert len(tests) == 4  # every method of a (dataset, split) is tested on the same test part
+    bad = tiny_config()
+    bad["methods"][0]["max_train"] = {"pima": 100}
+    with pytest.raises(ConfigError, match="max_train.pima"):
+        load_config(write_config(bad, "bad.yaml"))

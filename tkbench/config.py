@@ -97,6 +97,9 @@ class MethodEntry(_Strict):
     grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
     splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits for this "
                                "method (an expensive method; the report says so)")
+    max_train: int | dict[str, int] | None = Field(
+        None, description="train this method on at most this many rows of each split's training part (seeded; "
+        "the test part is unchanged), or {dataset label: rows}; the report says so")
     scaler: Literal["none", "minmax", "standard"] | None = None
     target_scaler: Literal["none", "standard"] | None = None
     reference: str | None = Field(None, description="the method's key in the reference file (default: name)")
@@ -320,6 +323,17 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.params.solver", value, "the solver in the method's 'solver' field"))
             elif key not in allowed:
                 problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+        caps = m.max_train if isinstance(m.max_train, dict) else {}
+        for label, cap in caps.items():
+            if label not in labels:
+                problems.append((f"{where}.max_train.{label}", cap,
+                                 f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
+            elif not isinstance(cap, int) or cap < 10:
+                problems.append((f"{where}.max_train.{label}", cap, "a number of rows >= 10"))
+        if isinstance(m.max_train, int) and m.max_train < 10:
+            problems.append((f"{where}.max_train", m.max_train, "a number of rows >= 10"))
+        if m.max_train is not None and exp.kind == "scaling":
+            problems.append((f"{where}.max_train", m.max_train, "no max_train in a scaling experiment (sizes)"))
         for label, over in m.per_dataset.items():
             if label not in labels:
                 problems.append((f"{where}.per_dataset.{label}", over,

@@ -75,7 +75,7 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
     ds = load_dataset(spec["dataset"], spec["options"])
     train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=spec["seed"],
                                      stratify=spec["stratify"], subsample=spec.get("subsample"))
-    if spec.get("size") is not None:
+    if spec.get("size") is not None and (spec["kind"] == "scaling" or int(spec["size"]) < len(train)):
         train = training_subset(train, int(spec["size"]), spec["seed"] + 1)
         if spec.get("test_size") is not None:
             test = training_subset(test, min(int(spec["test_size"]), len(test)), spec["seed"] + 2)

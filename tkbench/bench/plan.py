@@ -120,8 +120,9 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                                                         test_size=sc.test_size, vary=vary)))
             else:
                 cell_splits = min([n_splits] + [k for k in (ds.splits, m.splits) if k is not None])
-                for i in range(cell_splits):
-                    specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i))))
+                cap = m.max_train.get(ds.label) if isinstance(m.max_train, dict) else m.max_train
+                for i in range(cell_splits):  # a training cap is the scaling experiments' `size` (a subset)
+                    specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap)))
     return specs
 
 

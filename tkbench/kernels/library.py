@@ -8,7 +8,7 @@ the same factor is applied to test rows.
 
 A library is a list of :class:`BaseKernel`; combined kernels sum_k d_k K_k and the quadratic forms w^T K_k w are
 computed in row blocks from the features, so memory stays O(m^2) whatever the number of kernels (at m = 8000 the
-65 matrices of a 4-feature library would need 33 GB). When the training kernels fit in ``cache_mb`` (default 1 GB,
+65 matrices of a 4-feature library would need 33 GB). When the training kernels fit in ``cache_mb`` (default 2 GB,
 like LIBSVM's kernel cache) they are computed once and kept: on the papers' small data sets (m < 700) this makes
 SimpleMKL several times faster, since every SVM solve of the reduced-gradient descent needs them.
 """
@@ -116,7 +116,7 @@ def standard_library(n_features: int, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEG
 class Library:
     """A kernel library fitted to training rows: unit-trace scale factors, blocked combinations."""
 
-    def __init__(self, kernels: list, X_train: np.ndarray, cache_mb: float = 1024.0):
+    def __init__(self, kernels: list, X_train: np.ndarray, cache_mb: float = 2048.0):
         self.kernels = list(kernels)
         self.X = np.ascontiguousarray(X_train, dtype=float)
         self.tk = [k for k, kern in enumerate(self.kernels) if isinstance(kern, TKBaseKernel)]

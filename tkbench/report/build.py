@@ -52,6 +52,10 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
         if bits:
             notes.append(f"{ds.label}: " + "; ".join(bits))
     for m in exp.methods:
+        if m.max_train is not None:
+            caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
+            notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
+                         + " of each split's training part (cost); tested on the full test part")
         if m.splits is not None and m.splits < p.splits and exp.kind != "scaling":
             notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
     if summary is not None:

@@ -70,10 +70,10 @@ def test_summary_equals_hand_computation(fixture_results):
 def test_report_tables_in_three_formats(fixture_results):
     written = build_report(fixture_results)
     md = (fixture_results / "report" / "report.md").read_text()
-    assert "| liver | svm | **72.00 ± 2.00** | 71.00 ± 1.50 | +1.00 |" in md
+    assert "| liver | svm | **72.00 ± 2.00** | 71.00 ± 1.50 | +1.00 | within 1 std |" in md
     assert "| liver | rf | 65.00 ± 5.00 |" in md
     assert "| airfoil | svm | **1.500 ± 0.707** |" in md
-    assert "| airfoil | rf | 4.000 ± 0.000 | 5.000 ± 0.500 | -1.000 |" in md
+    assert "| airfoil | rf | 4.000 ± 0.000 | 5.000 ± 0.500 | -1.000 | better |" in md
     assert "1 failed" in md and "RuntimeError: boom" in md and "2/3" in md
     assert "hand-made fixture" in md and "Paper numbers: paper Table 9" in md
     tex = (fixture_results / "report" / "report.tex").read_text()
@@ -83,6 +83,15 @@ def test_report_tables_in_three_formats(fixture_results):
     assert {p.name for p in written} >= {"report.md", "report.tex", "report.html"}
     rows = (fixture_results / "report" / "rows.csv").read_text()
     assert rows.count("\n") == 13  # header + 12 rows
+
+
+def test_verdict_against_the_paper():
+    from tkbench.report.tables import verdict
+
+    assert verdict(1.0, 1.5, "accuracy") == "within 1 std" and verdict(-1.5, 1.5, "accuracy") == "within 1 std"
+    assert verdict(2.0, 1.5, "accuracy") == "better" and verdict(-2.0, 1.5, "accuracy") == "worse"
+    assert verdict(-1.0, 0.5, "mse") == "better" and verdict(1.0, 0.5, "mse") == "worse"
+    assert verdict(float("nan"), 1.0, "mse") == "-"
 
 
 def test_check_passes_and_fails(fixture_results, tmp_path):

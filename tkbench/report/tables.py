@@ -76,7 +76,7 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
             continue
         cols = ["Dataset", "Method", f"{METRIC_TITLES[metric]}"]
         if reference is not None:
-            cols += ["Paper", "Δ (ours − paper)"]
+            cols += ["Paper", "Δ (ours − paper)", "Verdict"]
         cols += ["Fit time (s)"]
         if reference is not None:
             cols += ["Paper time (s)"]
@@ -91,9 +91,10 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                                          ref_names["methods"].get(line["method"], line["method"]), metric)
                 if paper is not None and paper.metric is not None:
                     diff = line["metric_mean"] - paper.metric[0]
-                    row += [Cell(fmt(*paper.metric, digits[metric])), Cell(_signed(diff, digits[metric]))]
+                    row += [Cell(fmt(*paper.metric, digits[metric])), Cell(_signed(diff, digits[metric])),
+                            Cell(verdict(diff, paper.metric[1], metric))]
                 else:
-                    row += [Cell(paper.note if paper and paper.note else "-"), Cell("-")]
+                    row += [Cell(paper.note if paper and paper.note else "-"), Cell("-"), Cell("-")]
             row.append(Cell(fmt_time(line["fit_mean"], line["fit_std"])))
             if reference is not None:
                 row.append(Cell(fmt_time(*paper.time) if paper is not None and paper.time else "-"))
@@ -103,6 +104,16 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
         title = METRIC_TITLES[metric] + (" (lower is better)" if metric == "mse" else "")
         tables.append(TableModel(title, cols, rows))
     return tables
+
+
+def verdict(diff: float, paper_std: float, metric: str) -> str:
+    """'within 1 std' when |ours - paper| <= the paper's std over splits; otherwise 'better' or 'worse'
+    (higher accuracy, lower MSE is better)."""
+    if diff is None or math.isnan(diff):
+        return "-"
+    if abs(diff) <= paper_std:
+        return "within 1 std"
+    return "better" if (diff > 0) == (metric == "accuracy") else "worse"
 
 
 def _signed(x: float, digits: int) -> str:

@@ -151,6 +151,14 @@ def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
                 first = row["split"] == cur["split"].min()
                 ax.semilogy(it, val, color=color, alpha=1.0 if first else 0.25, lw=1.5 if first else 0.8,
                             label=f"{method} ({field})" if first else None)
+                if first and "primal" in trace[0] and "dual" in trace[0]:
+                    # the certified bound: best primal minus best dual so far (paper 003 Fig. 2, "FW error bound")
+                    primal = np.minimum.accumulate([t["primal"] for t in trace])
+                    dual = np.maximum.accumulate([t["dual"] for t in trace])
+                    bound = (primal - dual) / np.maximum(np.abs(primal), 1e-12) if field == "relative_gap" \
+                        else primal - dual
+                    ax.semilogy(it, np.maximum(bound, 1e-16), color=color, ls="--", lw=1.2,
+                                label=f"{method} (best primal - best dual)")
                 plotted = True
         if not plotted:
             plt.close(fig)

@@ -78,3 +78,25 @@ def test_slope_table_shows_the_papers_exponent_per_task(write_config, tmp_path):
     run_experiment(load_config(path), out_dir=tmp_path / "out", progress=False)
     md = build_report(tmp_path / "out", formats=["md"])[0].read_text()
     assert "| ccpp_classification | rf | m | - |" in md and "| 2.28 |" in md
+
+
+def test_methods_can_vary_their_own_parameter(write_config, tmp_path):
+    cfg = tiny_config(name="scal3", kind="scaling", scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30})
+    cfg["datasets"] = ["pima"]
+    cfg["methods"] = [
+        {"name": "rf", "family": "random_forest", "vary": {"param": "n_estimators", "values": [5, 10]}},
+        {"name": "svm", "family": "svm_rbf", "params": {"gamma": 0.1}, "vary": {"param": "C", "values": [1.0, 10.0]}},
+    ]
+    exp = load_config(write_config(cfg))
+    plan = make_plan(exp)
+    assert {(s.method, s.vary["param"]) for s in plan} == {("rf", "n_estimators"), ("svm", "C")}
+    assert all(s.params[s.vary["param"]] == s.vary["value"] for s in plan) and len(plan) == 8
+    run_experiment(exp, out_dir=tmp_path / "out", progress=False)
+    written = {p.name for p in build_report(tmp_path / "out", formats=["md"])}
+    assert {"scaling_pima_size_n_estimators.png", "scaling_pima_size_C.png"} <= written
+    md = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "| pima | rf | m | n_estimators=5 |" in md and "| pima | svm | m | C=10 |" in md
+    bad = dict(cfg, methods=[{"name": "rf", "family": "random_forest", "vary": {"param": "C", "values": [1]}}])
+    from tkbench.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"methods\[0\]\.vary\.param"):
+        load_config(write_config(bad, "bad.yaml"))

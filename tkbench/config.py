@@ -97,6 +97,8 @@ class MethodEntry(_Strict):
     grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
     splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits for this "
                                "method (an expensive method; the report says so)")
+    vary: VaryParam | None = Field(None, description="scaling experiments: this method's own second size axis "
+                                   "(replaces scaling.vary for it)")
     max_train: int | dict[str, int] | None = Field(
         None, description="train this method on at most this many rows of each split's training part (seeded; "
         "the test part is unchanged), or {dataset label: rows}; the report says so")
@@ -114,6 +116,9 @@ class VaryParam(_Strict):
     param: str = Field(description="a method parameter varied as the second size axis (e.g. degree)")
     values: list[Any] = Field(min_length=1)
     size: str | None = Field(None, description="a diagnostic of the fitted model giving the size (e.g. q)")
+
+
+MethodEntry.model_rebuild()
 
 
 class Scaling(_Strict):
@@ -352,7 +357,13 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.grid.{key}", values, "a non-empty list of values"))
             elif key in m.params:
                 problems.append((f"{where}.grid.{key}", values, "a parameter set in either params or grid, not both"))
-        if exp.kind == "scaling" and exp.scaling and exp.scaling.vary and exp.scaling.vary.param not in allowed:
+        if m.vary is not None and exp.kind != "scaling":
+            problems.append((f"{where}.vary", m.vary.param, "a vary axis only in a scaling experiment"))
+        elif m.vary is not None and m.vary.param not in allowed:
+            problems.append((f"{where}.vary.param", m.vary.param,
+                             f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+        elif (m.vary is None and exp.kind == "scaling" and exp.scaling and exp.scaling.vary
+              and exp.scaling.vary.param not in allowed):
             problems.append(("scaling.vary.param", exp.scaling.vary.param,
                              f"a parameter of every method's family ({m.family}: {', '.join(sorted(allowed))})"))
     if exp.kind == "scaling" and exp.scaling is not None:

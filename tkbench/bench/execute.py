@@ -43,6 +43,7 @@ def base_row(spec: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
         "size": spec.get("size"),
         "vary_param": (spec.get("vary") or {}).get("param"),
         "vary_value": (spec.get("vary") or {}).get("value"),
+        "vary_size": (spec.get("vary") or {}).get("size"),
         "status": "running",
         "error": None,
         "traceback": None,

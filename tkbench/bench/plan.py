@@ -106,11 +106,11 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
             if exp.kind == "scaling":
                 sc = exp.scaling
                 repeats = sc.repeats if splits is None else min(splits, sc.repeats)
-                vary_values = sc.vary.values if sc.vary else [None]
+                axis = m.vary or sc.vary  # a method's own vary axis replaces the experiment's
+                vary_values = axis.values if axis else [None]
                 for size in sc.sizes:
                     for value in vary_values:
-                        vary = None if sc.vary is None else {"param": sc.vary.param, "value": value,
-                                                             "size": sc.vary.size}
+                        vary = None if axis is None else {"param": axis.param, "value": value, "size": axis.size}
                         params = dict(base["params"])
                         if vary is not None:
                             params[vary["param"]] = value

@@ -106,7 +106,7 @@ def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None
     for _, s in slopes.iterrows():
         row = [Cell(str(s["dataset"])), Cell(str(s["method"])), Cell(s["axis"]), Cell(str(s["fixed"])),
                Cell(num(s["slope"], ".2f")), Cell(num(s["tail_slope"], ".2f")), Cell(str(s["points"])),
-               Cell(f"{s['axis']}={s['max_size']}"), Cell(fmt_time(s["max_seconds"])),
+               Cell(f"{s['axis']}={plots.plain(s['max_size'])}"), Cell(fmt_time(s["max_seconds"])),
                Cell(num(s.get("peak_rss_mb"), ".0f")), Cell(num(s.get("iterations"), ".1f"))]
         if reference is not None:
             name = ref_names.get(s["method"], s["method"])
@@ -129,6 +129,8 @@ def _time_table(res: Results) -> TableModel | None:
     methods = [m.name for m in res.experiment.methods]
     if len(methods) < 2 or rows.empty:
         return None
+    if rows["vary_param"].nunique() > 1:  # methods varying different parameters have no common sizes to compare
+        return None
     base = methods[0]
     cols = ["Dataset", "m"] + [f"{m} time (s)" for m in methods] + [f"speed-up of {m} over {base}"
                                                                    for m in methods[1:]]
@@ -137,7 +139,8 @@ def _time_table(res: Results) -> TableModel | None:
                                   and rows["vary_value"].notna().any() else [])
     for key, cur in rows.groupby(keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)
-        label = str(key[1]) + (f" ({cur['vary_param'].iloc[0]}={key[2]})" if len(key) > 2 else "")
+        label = plots.plain(key[1]) + (f" ({cur['vary_param'].iloc[0]}={plots.plain(key[2])})"
+                                       if len(key) > 2 else "")
         means, cells = {}, []
         for m in methods:
             mine = cur[cur["method"] == m]

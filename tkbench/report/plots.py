@@ -91,19 +91,18 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
     for col in ("vary_param", "vary_value", "size_value"):
         if col not in ok:
             ok[col] = None
-    ok["vary_key"] = [str(v) if v is not None and v == v else "None" for v in ok["vary_value"]]
+    ok["vary_key"] = [plain(v) if v is not None and v == v else "None" for v in ok["vary_value"]]
     ok["size_value"] = [s if s is not None and s == s else v for s, v in zip(ok["size_value"], ok["vary_value"],
                                                                               strict=True)]
     for dataset, by_ds in ok.groupby("dataset", sort=False):
         param = by_ds["vary_param"].dropna().iloc[0] if by_ds["vary_param"].notna().any() else None
-        second = size_label or param
         fig, ax = plt.subplots(figsize=(6, 4.5))
         for (method, value), cur in sorted(by_ds.groupby(["method", "vary_key"], sort=False),
                                            key=lambda kv: (kv[0][0], _num(kv[0][1]))):
             means = cur.groupby("size")["fit_seconds"].mean().sort_index()
-            fixed = "-" if value == "None" else f"{param}={value}"
+            fixed = "-" if value == "None" else f"{cur['vary_param'].iloc[0]}={value}"
             if value != "None" and size_label and cur["size_value"].notna().any():
-                fixed += f" ({size_label}={cur['size_value'].iloc[0]})"
+                fixed += f" ({size_label}={plain(cur['size_value'].iloc[0])})"
             curve = _curve(dataset, method, "m", fixed, means, _at_largest(cur, "size"))
             slopes.append(curve)
             label = method if value == "None" else f"{method} ({fixed})"
@@ -111,17 +110,30 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
         _size_ticks(ax, by_ds["size"])
         written += _finish(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
                            f"{dataset}: time against m")
-        if param is not None:
+        params = list(dict.fromkeys(by_ds["vary_param"].dropna()))
+        for vparam in params:  # one plot per second axis (methods may vary different parameters)
+            by_vp = by_ds[by_ds["vary_param"] == vparam]
+            sizes = by_vp["vary_size"].dropna() if "vary_size" in by_vp else pd.Series(dtype=object)
+            label = sizes.iloc[0] if len(sizes) else (size_label if vparam == param else None) or vparam
             fig, ax = plt.subplots(figsize=(6, 4.5))
-            for (method, m), cur in sorted(by_ds.groupby(["method", "size"], sort=False)):
+            for (method, m), cur in sorted(by_vp.groupby(["method", "size"], sort=False)):
                 means = cur.groupby("size_value")["fit_seconds"].mean().sort_index()
-                curve = _curve(dataset, method, second, f"m={m}", means, _at_largest(cur, "size_value"))
+                curve = _curve(dataset, method, label, f"m={plain(m)}", means, _at_largest(cur, "size_value"))
                 slopes.append(curve)
-                ax.loglog(means.index, means.values, "s-", label=f"{method} (m={m}): slope {curve['slope']:.2f}")
-            _size_ticks(ax, by_ds["size_value"].dropna())
-            written += _finish(fig, ax, out_dir / f"scaling_{dataset}_size", f"{second} (varied through {param})",
-                               "fit time (s)", f"{dataset}: time against {second}")
+                ax.loglog(means.index, means.values, "s-",
+                          label=f"{method} (m={plain(m)}): slope {curve['slope']:.2f}")
+            _size_ticks(ax, by_vp["size_value"].dropna())
+            suffix = "size" if len(params) == 1 else f"size_{vparam}"
+            written += _finish(fig, ax, out_dir / f"scaling_{dataset}_{suffix}", f"{label} (varied through {vparam})",
+                               "fit time (s)", f"{dataset}: time against {label}")
     return written, pd.DataFrame(slopes)
+
+
+def plain(value) -> str:
+    """A size or parameter value as written in a config: 5.0 -> '5', 0.1 -> '0.1'."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _num(value: str) -> tuple[int, float | str]:

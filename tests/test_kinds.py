@@ -100,3 +100,22 @@ def test_methods_can_vary_their_own_parameter(write_config, tmp_path):
     from tkbench.errors import ConfigError
     with pytest.raises(ConfigError, match=r"methods\[0\]\.vary\.param"):
         load_config(write_config(bad, "bad.yaml"))
+
+
+def test_surface_experiment_stores_and_draws_decision_surfaces(write_config, tmp_path):
+    cfg = tiny_config(name="surf", kind="surface")
+    cfg["protocol"]["splits"] = 1
+    cfg["datasets"] = [{"name": "circle", "alias": "circle_40", "options": {"n_samples": 400, "seed": 1},
+                        "subsample": 50}]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}, "params": {"C": 10.0, "gamma": 1.0}}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path / "out", progress=False)
+    row = ResultStore(tmp_path / "out").rows()[0]
+    z = np.asarray(row["surface"]["z"])
+    assert z.shape == (100, 100) and len(row["surface"]["train_x"]) == row["n_train"] == 38  # 50 rows, 25 % test
+    # the circle's inside and outside get opposite signs: the centre and a corner of the box disagree
+    assert np.sign(z[50, 50]) != np.sign(z[0, 0])
+    written = {p.name for p in build_report(tmp_path / "out", formats=["md"])}
+    assert "surface_circle_40.png" in written
+    bad = dict(cfg, datasets=["liver"])
+    run_experiment(load_config(write_config(bad, "bad.yaml")), out_dir=tmp_path / "bad", progress=False)
+    assert "needs data with 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]

@@ -4,6 +4,7 @@ Example::
 
     name: smoke
     kind: accuracy              # accuracy (tables) | scaling (time vs size) | convergence (solver traces)
+                                # | surface (2-feature data: tables + decision surfaces on a grid)
     reference: reference/tkl2021_table2.yaml   # optional paper numbers, relative to this file or configs/
     protocol: {splits: 30, test_fraction: 0.2, seed: 0, cv_folds: 5, timeout: 600}
     datasets:
@@ -138,7 +139,7 @@ class Scaling(_Strict):
 class Experiment(_Strict):
     name: str
     description: str = ""
-    kind: Literal["accuracy", "scaling", "convergence"] = "accuracy"
+    kind: Literal["accuracy", "scaling", "convergence", "surface"] = "accuracy"
     reference: str | None = Field(None, description="paper reference YAML, relative to the config or configs/")
     protocol: Protocol = Field(default_factory=Protocol)
     datasets: list[DatasetEntry] = Field(min_length=1)
@@ -152,7 +153,7 @@ class Experiment(_Strict):
         return _check_name(v)
 
     @model_validator(mode="after")
-    def _kind_fields(self) -> Experiment:
+    def _kind_fields(self) -> Experiment:  # (surface: 2 features, checked when the data is loaded)
         if self.kind == "scaling" and self.scaling is None:
             raise ValueError("kind 'scaling' needs a 'scaling' section (sizes, repeats, vary)")
         if self.kind != "scaling" and self.scaling is not None:

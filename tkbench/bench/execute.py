@@ -119,6 +119,29 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
         row["size_value"] = spec["vary"]["value"]
     if spec.get("trace") and family.trace is not None:
         row["trace"] = family.trace(model)
+    if spec["kind"] == "surface":
+        row["surface"] = decision_surface(estimator, ds.X, X_train, y_train)
+
+
+SURFACE_RESOLUTION = 100
+
+
+def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train: np.ndarray) -> dict[str, Any]:
+    """The fitted model's decision function on a SURFACE_RESOLUTION^2 grid over the data's bounding box (5 % margin),
+    with the training points: what paper 000 Figure 6 draws. Two features only."""
+    if X_all.shape[1] != 2:
+        raise ValueError(f"kind 'surface' needs data with 2 features, this data set has {X_all.shape[1]}")
+    lo, hi = X_all.min(axis=0), X_all.max(axis=0)
+    pad = 0.05 * (hi - lo)
+    gx = np.linspace(lo[0] - pad[0], hi[0] + pad[0], SURFACE_RESOLUTION)
+    gy = np.linspace(lo[1] - pad[1], hi[1] + pad[1], SURFACE_RESOLUTION)
+    XX, YY = np.meshgrid(gx, gy)
+    grid = np.column_stack([XX.ravel(), YY.ravel()])
+    values = estimator.decision_function(grid) if hasattr(estimator, "decision_function") \
+        else estimator.predict(grid)
+    return {"x": np.round(gx, 6).tolist(), "y": np.round(gy, 6).tolist(),
+            "z": np.round(np.asarray(values, float).reshape(XX.shape), 5).tolist(),
+            "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
 
 
 def execute(spec: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:

@@ -94,10 +94,10 @@ def summarize(res: Results) -> pd.DataFrame:
 
 
 def flat_rows(res: Results) -> pd.DataFrame:
-    """The rows with nested fields (spec, provenance, cv, trace) dropped or flattened, for CSV/parquet export."""
+    """The rows with nested fields (spec, provenance, cv, trace, surface) dropped or flattened, for CSV/parquet export."""
     if res.rows.empty:
         return res.rows
-    keep = [c for c in res.rows.columns if c not in ("spec", "provenance", "cv", "trace", "traceback")]
+    keep = [c for c in res.rows.columns if c not in ("spec", "provenance", "cv", "trace", "traceback", "surface")]
     flat = res.rows[keep].copy()
     for col in ("chosen_params", "params", "diagnostics"):
         if col in flat:

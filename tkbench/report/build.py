@@ -184,7 +184,7 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
     tables: list[TableModel] = []
     images: list[Path] = []
     summary = None
-    if exp.kind in ("accuracy", "convergence"):
+    if exp.kind in ("accuracy", "convergence", "surface"):
         summary = summarize(res)
         from tkbench.report.tables import metric_tables
 
@@ -201,6 +201,8 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
             tables.append(times)
     if exp.kind == "convergence" and not res.rows.empty:
         images = plots.convergence_plots(res.rows, out)
+    if exp.kind == "surface" and not res.rows.empty:
+        images = plots.surface_plots(res.rows, out)
     if tables:
         tables[-1].notes = _notes(res, summary)
     if reference is not None and tables:

@@ -178,3 +178,36 @@ def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
         written += _finish(fig, ax, out_dir / f"convergence_{dataset}", "iteration", "value (log scale)",
                            f"{dataset}: convergence")
     return written
+
+
+def surface_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Decision surfaces (paper 000 Figure 6): one figure per dataset, a panel per method (split 0), filled
+    contours of the decision function, its zero level in black, the training points by class."""
+    if "surface" not in rows:
+        return []
+    ok = rows[(rows["status"] == "ok") & rows["surface"].apply(lambda v: isinstance(v, dict))]
+    written: list[Path] = []
+    for dataset, by_ds in ok.groupby("dataset", sort=False):
+        first = by_ds.sort_values("split").groupby("method", sort=False).head(1)
+        fig, axes = plt.subplots(1, len(first), figsize=(4.2 * len(first), 4), squeeze=False)
+        for ax, (_, row) in zip(axes[0], first.iterrows(), strict=True):
+            surf = row["surface"]
+            z = np.asarray(surf["z"], float)
+            if z.ndim == 3:  # one-vs-rest: the first class's score
+                z = z[..., 0]
+            lim = float(np.nanmax(np.abs(z))) or 1.0
+            ax.contourf(surf["x"], surf["y"], z, levels=21, cmap="RdBu", vmin=-lim, vmax=lim)
+            ax.contour(surf["x"], surf["y"], z, levels=[0.0], colors="k", linewidths=1.2)
+            pts, lab = np.asarray(surf["train_x"], float), np.asarray(surf["train_y"])
+            for value, marker in zip(np.unique(lab), ("o", "s", "^"), strict=False):
+                sel = lab == value
+                ax.scatter(pts[sel, 0], pts[sel, 1], marker=marker, s=14, edgecolor="k", linewidth=0.5,
+                           label=f"class {value}")
+            acc = row.get("accuracy")
+            ax.set_title(f"{row['method']} (m={len(pts)})" + (f", test {acc:.1f} %" if acc == acc else ""),
+                         fontsize=9)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle(f"{dataset}: decision surfaces")
+        written += _save(fig, out_dir / f"surface_{dataset}")
+    return written

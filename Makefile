@@ -30,6 +30,8 @@ test: install
 smoke-check: install
 	$(BIN)/tkbench run configs/smoke.yaml -j $(JOBS) --no-progress
 	$(BIN)/tkbench check results/smoke --baseline results/baselines/smoke.json
+	$(BIN)/tkbench run configs/smoke_tk.yaml -j $(JOBS) --no-progress
+	$(BIN)/tkbench check results/smoke_tk --baseline results/baselines/smoke_tk.json
 
 ## benchmarks: configs/bench_*.yaml (speed and memory studies, not tests)
 bench: install

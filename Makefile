@@ -7,7 +7,7 @@ JOBS   ?= 2
 CONFIG ?= configs/smoke.yaml
 NAME    = $(basename $(notdir $(CONFIG)))
 
-.PHONY: install run test bench lint smoke-check report clean
+.PHONY: install run test bench lint smoke-check report reproduce-report clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ lint: install
 
 report: install
 	$(BIN)/tkbench report results/$(NAME)
+
+## docs/REPRODUCTION.md and .html from the committed rows of every paper reproduction (no re-running)
+reproduce-report: install
+	$(BIN)/tkbench report --all
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache

@@ -149,3 +149,29 @@ def test_stale_rows_are_ignored(fixture_results):
     shutil.copy(source, fixture_results / "rows" / ("1" * 64 + ".json"))  # a file whose name is not its key
     res = load_results(fixture_results)
     assert res.stale == 1 and len(res.rows) == 12
+
+
+def test_report_all_collects_every_reproduction(write_config, tmp_path):
+    import shutil
+
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.report.reproduction import build_all
+
+    root = tmp_path / "repo"
+    (root / "configs").mkdir(parents=True)
+    cfg = tiny_config(name="colbert2020_table1")
+    cfg["protocol"]["splits"] = 1
+    path = write_config(cfg, "colbert2020_table1.yaml")
+    shutil.copy(path, root / "configs" / "colbert2020_table1.yaml")
+    (root / "configs" / "tkl2021_table2.yaml").write_text("name: tkl2021_table2\n")  # written, never run
+    run_experiment(load_config(root / "configs" / "colbert2020_table1.yaml"),
+                   out_dir=root / "results" / "colbert2020_table1", progress=False)
+    md_path, html_path, *_ = build_all(root, root / "docs")
+    md = md_path.read_text()
+    assert "## Paper 000 (Colbert & Peet 2020), Table 1" in md and "| liver | svm |" in md
+    assert "Not run yet: `tkbench run configs/tkl2021_table2.yaml -j 2`" in md
+    assert "Not written yet" in md  # e.g. the density figure without a config here
+    assert (root / "docs" / "reproduction" / "colbert2020_table1" / "report.md").exists()
+    assert "<h2>Paper 003, Table 2" in html_path.read_text()

@@ -73,12 +73,27 @@ def run(
 
 @app.command()
 def report(
-    results: Path = typer.Argument(..., help="a results folder written by `tkbench run`"),
+    results: Path = typer.Argument(None, help="a results folder written by `tkbench run`"),
     formats: str = typer.Option("md,tex,html", "--format", help="comma-separated: md, tex, html"),
-    out_dir: Path = typer.Option(None, "--out", help="where to write (default RESULTS/report)"),
+    out_dir: Path = typer.Option(None, "--out", help="where to write (default RESULTS/report; with --all: docs)"),
+    all_: bool = typer.Option(False, "--all", help="every paper reproduction from its committed rows into "
+                              "docs/REPRODUCTION.md and .html"),
 ) -> None:
     """Tables (mean ± std per dataset x method, beside the paper's numbers) and plots from stored rows."""
     from tkbench.report.build import build_report
+
+    if all_:
+        from tkbench.report.reproduction import build_all
+
+        try:
+            for path in build_all(".", out_dir or Path("docs"))[:2]:
+                out.print(str(path))
+        except TkbenchError as exc:
+            _fail(exc)
+        return
+    if results is None:
+        err.print("[red]error:[/] give a results folder, or --all")
+        raise typer.Exit(2)
 
     fmts = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in fmts if f not in ("md", "tex", "html")]

@@ -1,0 +1,84 @@
+"""``tkbench report --all``: every paper reproduction in one document (docs/REPRODUCTION.md and .html).
+
+Each entry is a config under ``configs/`` whose result rows are committed under ``results/<name>/rows/``; its
+report is rebuilt from those rows into ``docs/reproduction/<name>/`` and its tables and figures are collected, in
+the papers' order, into one Markdown and one HTML file. Entries not run yet are listed with the command that runs
+them. Nothing is re-run.
+"""
+from __future__ import annotations
+
+import html as html_lib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tkbench.report.build import build_report
+
+
+@dataclass(frozen=True)
+class Entry:
+    config: str
+    title: str
+
+
+ENTRIES = (
+    Entry("colbert2020_table1", "Paper 000 (Colbert & Peet 2020), Table 1: TK, SimpleMKL, SimpleMKL TK / TK+, neural net"),
+    Entry("colbert2020_density", "Paper 000, Figure 2: approximating a +-1 kernel matrix by TK, GPK and Gaussian sums"),
+    Entry("colbert2020_scaling", "Paper 000, Figures 3-4: SDP and SimpleMKL-TK time against m"),
+    Entry("colbert2020_surfaces", "Paper 000, Figure 6: decision surfaces of TK and SimpleMKL"),
+    Entry("tkl2021_table1", "Paper 003, Table 1: TK learning time, SDP against Frank-Wolfe"),
+    Entry("tkl2021_table2", "Paper 003, Table 2: TKL, SimpleMKL, neural net, random forest on six UCI sets"),
+    Entry("tkl2021_convergence", "Paper 003, Figure 2: Frank-Wolfe duality gap against iteration"),
+    Entry("tkl2021_scaling", "Paper 003, Figure 3: Frank-Wolfe time against m and q (CCPP)"),
+)
+
+
+def _body(markdown: str, prefix: str) -> str:
+    """A report's Markdown without its title, headings one level down, image paths relative to the collection."""
+    lines = markdown.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    text = "\n".join("#" + line if line.startswith("### ") else line for line in lines)
+    return re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", lambda m: f"![{m.group(1)}]({prefix}/{m.group(2)})", text)
+
+
+def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
+    root, out = Path(root), Path(out)
+    md = ["# Reproducing the TK papers", "",
+          "Regenerated from the committed result rows by `tkbench report --all` (or `make reproduce-report`); "
+          "nothing is re-run. Each section is one config under `configs/`; its notes list every deviation from the "
+          "paper's protocol. Verdicts: *within 1 std* when our mean is within one of the paper's standard "
+          "deviations of the paper's mean, otherwise *better* or *worse*.", ""]
+    html = []
+    written: list[Path] = []
+    for entry in ENTRIES:
+        md += [f"## {entry.title}", "", f"Config: `configs/{entry.config}.yaml`.", ""]
+        html.append(f"<h2>{html_lib.escape(entry.title)}</h2><p>Config: <code>configs/{entry.config}.yaml</code></p>")
+        rows = root / "results" / entry.config / "rows"
+        if not (root / "configs" / f"{entry.config}.yaml").exists():
+            md += ["Not written yet.", ""]
+            html.append("<p>Not written yet.</p>")
+            continue
+        if not rows.is_dir() or not any(rows.glob("*.json")):
+            cmd = f"tkbench run configs/{entry.config}.yaml -j 2"
+            md += [f"Not run yet: `{cmd}`.", ""]
+            html.append(f"<p>Not run yet: <code>{html_lib.escape(cmd)}</code></p>")
+            continue
+        target = out / "reproduction" / entry.config
+        files = build_report(root / "results" / entry.config, formats=["md", "html"], out_dir=target)
+        written += files
+        prefix = f"reproduction/{entry.config}"
+        md += [_body((target / "report.md").read_text(encoding="utf-8"), prefix), ""]
+        page = (target / "report.html").read_text(encoding="utf-8")
+        body = page.split("<body>", 1)[-1].rsplit("</body>", 1)[0]
+        body = re.sub(r"<h1>.*?</h1>", "", body, count=1, flags=re.S)
+        html.append(re.sub(r'src="([^"]+)"', lambda m, p=prefix: f'src="{p}/{m.group(1)}"', body))
+    out.mkdir(parents=True, exist_ok=True)
+    md_path, html_path = out / "REPRODUCTION.md", out / "REPRODUCTION.html"
+    md_path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
+    style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:nth-child(-n+2){text-align:left}")
+    html_path.write_text("<!doctype html><html><head><meta charset='utf-8'><title>Reproducing the TK papers</title>"
+                         f"<style>{style}</style></head><body><h1>Reproducing the TK papers</h1>\n"
+                         + "\n".join(html) + "\n</body></html>\n", encoding="utf-8")
+    return [md_path, html_path, *written]

@@ -153,3 +153,19 @@ def test_max_train_caps_the_training_part_and_keeps_the_test_part(write_config, 
     bad["methods"][0]["max_train"] = {"pima": 100}
     with pytest.raises(ConfigError, match="max_train.pima"):
         load_config(write_config(bad, "bad.yaml"))
+
+
+def test_task_specific_params_apply_where_they_belong(write_config):
+    from tkbench.bench.plan import make_plan
+
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver", "airfoil"]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "params": {"epsilon": 0.3}, "grid": {}}]
+    plan = make_plan(load_config(write_config(cfg)))
+    eps = {s.label: s.params.get("epsilon") for s in plan}
+    assert eps == {"liver": None, "airfoil": 0.3}  # an SVR parameter, not given to the SVC
+    only_classification = tiny_config()
+    only_classification["datasets"] = ["liver"]
+    only_classification["methods"] = [dict(cfg["methods"][0])]
+    with pytest.raises(ConfigError, match="methods.0..params.epsilon"):
+        load_config(write_config(only_classification, "c.yaml"))

@@ -323,7 +323,9 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         for task in needed:
             if task not in fam.tasks:
                 problems.append((f"{where}.family", m.family, f"a family that supports {task} (datasets need it)"))
-        allowed = fam.param_names(needed[0] if needed else fam.tasks[0], m.solver)
+        # a parameter must belong to the family's estimator for at least one task of the config (epsilon is a
+        # regressor's: in a mixed config it applies to the regression datasets only, see bench.plan)
+        allowed = set().union(*(fam.param_names(t, m.solver) for t in (needed or [fam.tasks[0]]) if t in fam.tasks))
         for key, value in m.params.items():
             if key == "solver":
                 problems.append((f"{where}.params.solver", value, "the solver in the method's 'solver' field"))

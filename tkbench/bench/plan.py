@@ -9,6 +9,7 @@ pre-processing), protocol values that change the numbers, split index and seed. 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -95,10 +96,13 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                 continue
             fam = get_family(m.family)
             grid = {} if exp.kind == "scaling" else dict(fam.default_grid if m.grid is None else m.grid)
+            params = {**m.params, **m.per_dataset.get(ds.label, {})}
+            if any(k not in applicable(fam, task, m.solver) for k in params):  # e.g. epsilon on a classifier
+                params = {k: v for k, v in params.items() if k in applicable(fam, task, m.solver)}
             base = dict(
                 experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
                 fingerprint=fp, task=task, method=m.name, family=m.family, solver=m.solver or fam.default_solver,
-                params={**m.params, **m.per_dataset.get(ds.label, {})}, grid=grid, scaler=m.scaler or fam.scaler,
+                params=params, grid=grid, scaler=m.scaler or fam.scaler,
                 target_scaler=m.target_scaler or fam.target_scaler, test_fraction=proto.test_fraction,
                 cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
                 blas_threads=proto.blas_threads, timeout=proto.timeout, trace=exp.kind == "convergence",
@@ -124,6 +128,16 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                 for i in range(cell_splits):  # a training cap is the scaling experiments' `size` (a subset)
                     specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap)))
     return specs
+
+
+def applicable(family, task: str, solver: str | None) -> set[str]:
+    """The parameters of the family's estimator for this task (a mixed config may set task-specific ones)."""
+    return _param_names(family.name, task, solver)
+
+
+@functools.cache
+def _param_names(family: str, task: str, solver: str | None) -> set[str]:
+    return get_family(family).param_names(task, solver)
 
 
 def _keyed(spec: RunSpec) -> RunSpec:

@@ -30,9 +30,13 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
     notes = list(exp.notes)
     p = exp.protocol
     if exp.kind != "scaling":
+        fixed = [m.name for m in exp.methods if m.grid == {}]
+        tuning = ("fixed hyper-parameters (no CV)" if len(fixed) == len(exp.methods) else
+                  f"hyper-parameters by {p.cv_folds}-fold CV on the training part only"
+                  + (f" (fixed, no CV: {', '.join(fixed)})" if fixed else ""))
         notes.append(f"Protocol: {p.splits} random splits, test fraction {p.test_fraction}, seed {p.seed}; "
-                     f"hyper-parameters by {p.cv_folds}-fold CV on the training part only; mean ± sample std over "
-                     "the ok splits; fit time is the final fit with the chosen hyper-parameters.")
+                     f"{tuning}; mean ± sample std over the ok splits; fit time is the final fit"
+                     + (" with the chosen hyper-parameters." if len(fixed) < len(exp.methods) else "."))
     for ds in exp.datasets:
         bits = []
         if ds.name in data_registry.registry():
@@ -41,7 +45,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             if chosen:
                 bits.append("options " + ", ".join(f"{k}={v}" for k, v in chosen.items()))
             if entry.get("notes"):
-                bits.append(entry["notes"])
+                bits.append(str(entry["notes"]).rstrip("."))
         elif ds.options:
             bits.append("synthetic, options " + ", ".join(f"{k}={v}" for k, v in ds.options.items()))
         sub = ds.subsample or p.subsample

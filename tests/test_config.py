@@ -48,6 +48,12 @@ BAD = [
      "methods[1].per_dataset.liver.trees", "a parameter of random_forest"),
     ("per_dataset on a grid parameter", lambda c: c["methods"][0].update(per_dataset={"liver": {"C": 3.0}}),
      "methods[0].per_dataset.liver.C", "not in the CV grid"),
+    ("per_dataset_grid unknown parameter",
+     lambda c: c["methods"][1].update(per_dataset_grid={"liver": {"trees": [3]}}),
+     "methods[1].per_dataset_grid.liver.trees", "a parameter of random_forest"),
+    ("per_dataset_grid for an unknown dataset",
+     lambda c: c["methods"][0].update(per_dataset_grid={"pima": {"C": [1.0]}}),
+     "methods[0].per_dataset_grid.pima", "the label of a dataset of this config"),
     ("missing reference file", lambda c: c.update(reference="nowhere/table.yaml"), "reference", "nowhere"),
 ]
 
@@ -114,6 +120,16 @@ def test_per_dataset_params_replace_the_method_params(write_config):
     depth = {(s.label, s.method): s.params.get("max_depth") for s in plan}
     assert depth[("liver", "rf")] == 5 and depth[("waveform", "rf")] == 2
     assert depth[("liver", "svm")] is None
+
+
+def test_per_dataset_grid_replaces_the_method_grid(write_config):
+    from tkbench.bench.plan import make_plan
+
+    cfg = tiny_config()
+    cfg["methods"][1].update(grid={"max_depth": [2, 4]}, per_dataset_grid={"waveform": {"max_depth": [8]}})
+    plan = make_plan(load_config(write_config(cfg)))
+    grids = {(s.label, s.method): s.grid for s in plan}
+    assert grids[("liver", "rf")] == {"max_depth": [2, 4]} and grids[("waveform", "rf")] == {"max_depth": [8]}
 
 
 def test_fewer_splits_for_an_expensive_dataset_or_method(write_config):

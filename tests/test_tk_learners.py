@@ -32,8 +32,12 @@ def test_decision_on_training_points_equals_the_trained_svm(basis):
     clf = TKClassifier(C=10.0, delta=0.2, basis=basis, tol=1e-3, svm_tol=1e-8).fit(X, y)
     X01 = clf._scale(X)
     K = tk_kernel(X01, None, clf.P_, clf.a_, clf.b_, 1, basis)
-    svm = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(K, y)
-    np.testing.assert_allclose(clf.decision_function(X), svm.decision_function(K), atol=1e-6)
+    H = np.eye(len(X)) - 1.0 / len(X)
+    svm = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(H @ K @ H, y)  # the solver sees the centred kernel
+    np.testing.assert_allclose(clf.decision_function(X), svm.decision_function(H @ K @ H), atol=1e-6)
+    # ... the same classifier as an SVM on the raw kernel (up to LIBSVM's single-precision kernel cache)
+    raw = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(K, y)
+    np.testing.assert_allclose(clf.decision_function(X), raw.decision_function(K), atol=1e-3)
     np.testing.assert_allclose(np.trace(clf.P_), 2 * clf.q_)
     assert np.linalg.eigvalsh(clf.P_).min() > -1e-9
 
@@ -43,8 +47,11 @@ def test_regressor_matches_svr_on_its_kernel_and_learns():
     X, y = ds.X[:300], ds.y[:300]
     reg = TKRegressor(C=100.0, epsilon=0.1, delta=0.1, tol=1e-3, svm_tol=1e-8).fit(X, y)
     K = tk_kernel(reg._scale(X), None, reg.P_, reg.a_, reg.b_, 1, "x")
-    svr = SVR(kernel="precomputed", C=100.0, epsilon=0.1, tol=1e-8).fit(K, y)
-    np.testing.assert_allclose(reg.predict(X), svr.predict(K), atol=1e-5)
+    H = np.eye(len(X)) - 1.0 / len(X)
+    svr = SVR(kernel="precomputed", C=100.0, epsilon=0.1, tol=1e-8).fit(H @ K @ H, y)
+    np.testing.assert_allclose(reg.predict(X), svr.predict(H @ K @ H), atol=1e-5)
+    raw = SVR(kernel="precomputed", C=100.0, epsilon=0.1, tol=1e-8).fit(K, y)
+    np.testing.assert_allclose(reg.predict(X), raw.predict(K), atol=1e-2)
     assert reg.score(ds.X[300:500], ds.y[300:500]) > 0.3
 
 
@@ -55,6 +62,32 @@ def test_classifier_learns_and_beats_chance():
     assert clf.converged_.all() and clf.gap_history_[-1]["relative_gap"] <= 1e-2
     gaps = [h["gap"] for h in clf.gap_history_]
     assert all(h["dual"] <= h["primal"] + 1e-9 for h in clf.gap_history_) and gaps[-1] < gaps[0]
+
+
+def test_centring_rescues_a_high_dimensional_degree_0_kernel():
+    """Ionosphere, n = 34, d = 0: the raw TK kernel is a constant ~(1 + 2 delta)^34 plus an informative part 1e-11
+    times smaller, lost in LIBSVM's float32 kernel cache (one class predicted). Centring is exact and fixes it;
+    normalising makes C meaningful."""
+    ds = load_dataset("ionosphere")
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(ds.y))
+    tr, te = idx[:240], idx[240:]
+    majority = max(np.mean(ds.y[te] == c) for c in np.unique(ds.y))
+    raw = TKClassifier(C=10.0, degree=0, delta=1.0, center=False).fit(ds.X[tr], ds.y[tr])
+    assert raw.score(ds.X[te], ds.y[te]) <= majority + 0.02
+    clf = TKClassifier(C=10.0, degree=0, delta=1.0, normalize=True).fit(ds.X[tr], ds.y[tr])
+    assert clf.score(ds.X[te], ds.y[te]) > majority + 0.1
+
+
+def test_normalize_is_a_rescaling_of_C():
+    X, y, Xt, _ = _liver()
+    norm = TKClassifier(C=10.0, delta=0.2, normalize=True, tol=1e-4, svm_tol=1e-9).fit(X, y)
+    X01 = norm._scale(X)
+    K0 = tk_kernel(X01, None, np.eye(2 * norm.q_), norm.a_, norm.b_, 1, "x")
+    H = np.eye(len(X)) - 1.0 / len(X)
+    s = np.mean(np.diag(H @ K0 @ H))
+    plain = TKClassifier(C=10.0 / s, delta=0.2, tol=1e-4, svm_tol=1e-9).fit(X, y)
+    np.testing.assert_allclose(norm.decision_function(Xt), plain.decision_function(Xt), atol=1e-3)
 
 
 def test_multiclass_is_one_vs_rest():

@@ -96,6 +96,8 @@ class MethodEntry(_Strict):
         default_factory=dict, description="params that replace 'params' on the named datasets (by label), e.g. "
         "{ionosphere: {degree: 0}} as in paper 000 Table 1")
     grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
+    per_dataset_grid: dict[str, dict[str, list[Any]]] = Field(
+        default_factory=dict, description="a CV grid that replaces 'grid' on the named datasets (by label)")
     splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits for this "
                                "method (an expensive method; the report says so)")
     vary: VaryParam | None = Field(None, description="scaling experiments: this method's own second size axis "
@@ -353,6 +355,19 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 elif key in (m.grid or {}):
                     problems.append((f"{where}.per_dataset.{label}.{key}", value,
                                      "a parameter that is not in the CV grid"))
+        for label, grid in m.per_dataset_grid.items():
+            if label not in labels:
+                problems.append((f"{where}.per_dataset_grid.{label}", grid,
+                                 f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
+            for key, values in grid.items():
+                if key not in allowed:
+                    problems.append((f"{where}.per_dataset_grid.{label}.{key}", values,
+                                     f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+                elif len(values) == 0:
+                    problems.append((f"{where}.per_dataset_grid.{label}.{key}", values, "a non-empty list of values"))
+                elif key in m.params or key in m.per_dataset.get(label, {}):
+                    problems.append((f"{where}.per_dataset_grid.{label}.{key}", values,
+                                     "a parameter set in either params or grid, not both"))
         for key, values in (m.grid or {}).items():
             if key not in allowed:
                 problems.append((f"{where}.grid.{key}", values, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))

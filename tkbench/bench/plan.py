@@ -96,6 +96,8 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                 continue
             fam = get_family(m.family)
             grid = {} if exp.kind == "scaling" else dict(fam.default_grid if m.grid is None else m.grid)
+            if exp.kind != "scaling" and ds.label in m.per_dataset_grid:
+                grid = dict(m.per_dataset_grid[ds.label])
             params = {**m.params, **m.per_dataset.get(ds.label, {})}
             if any(k not in applicable(fam, task, m.solver) for k in params):  # e.g. epsilon on a classifier
                 params = {k: v for k, v in params.items() if k in applicable(fam, task, m.solver)}

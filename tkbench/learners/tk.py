@@ -9,6 +9,21 @@ Scaling of P: paper 003 fixes trace(P) = 2q, paper 000's SDP uses trace(P) <= 1.
 trace 2q corresponds to C' = C * 2q under trace 1 (the same classifier): ``trace`` is a parameter.
 
 Classification with more than two classes is one-vs-rest (one P per class), and says so in ``multiclass_``.
+
+Centring (``center=True``, default). The SVM and SVR duals have the bias constraint sum(w) = 0, so a kernel and
+the same kernel plus f(x) + f(y) + c give the same dual problem, the same saddle problem in P and the same
+predictor (the extra terms multiply sum(w) = 0, or are a constant the intercept absorbs). The solvers therefore see
+the centred training kernel H K(P) H (H = I - 11^T/m), an exact reformulation. It matters numerically: in n
+dimensions the TK kernel carries the constant block T(a) ~ (1 + 2 delta)^n (S block; the whole kernel when
+d = 0) and terms in x or y alone, which dwarf its informative part -- on Ionosphere (n = 34, d = 0, delta = 0.1)
+by a factor 1e11, below LIBSVM's single-precision kernel cache, so the SVM sees a constant kernel and predicts one
+class. Prediction uses the raw kernel against the support vectors and an intercept corrected by the centring
+terms (exact, since sum(w) = 0).
+
+Normalisation (``normalize=True``, default off). The kernel is divided by s = mean diag(H K(P_0) H) on the training
+data (P_0 = the starting point, T/2q I): a fixed positive factor, equivalent to using C / s, which puts the C grid
+on the same footing whatever n and delta (the TK kernel's scale grows or shrinks like a product over the n
+coordinates).
 """
 from __future__ import annotations
 
@@ -46,6 +61,8 @@ class _TKBase(BaseEstimator):
             raise ValueError(f"delta must be >= 0, got {self.delta!r}")
         if not self.tol > 0 or self.max_iter < 0:
             raise ValueError("tol must be > 0 and max_iter >= 0")
+        if self.normalize and not self.center:
+            raise ValueError("normalize=True needs center=True (the scale is that of the centred kernel)")
 
     def _scale(self, X: np.ndarray) -> np.ndarray:
         return np.clip((X - self.data_min_) * self.scale_, 0.0, 1.0)
@@ -55,23 +72,37 @@ class _TKBase(BaseEstimator):
         d, basis = int(self.degree), self.basis
         size = 2 * n_basis(X01.shape[1], d, basis)
         trace = None if self.trace is None else float(self.trace)
+        T = float(size if trace is None else trace)
         epsilon = float(getattr(self, "epsilon", 0.1))
+        center = bool(self.center)
+        scale = 1.0
+        if self.normalize:
+            start = _centred(tk_kernel(X01, None, np.eye(size) * (T / size), a, b, d, basis))
+            scale = float(np.mean(np.diag(start)))
+            if not scale > 0:
+                raise ValueError("normalize=True: the centred TK kernel is zero on the training data (all rows "
+                                 "equal?)")
 
         def kernel(P):
-            return tk_kernel(X01, None, P, a, b, d, basis)
+            K = tk_kernel(X01, None, P, a, b, d, basis)
+            K = _centred(K) if center else K
+            return K / scale if scale != 1.0 else K
 
         def gradient(w):
-            return tk_gradient(X01, w, a, b, d, basis)
+            w = w - w.mean() if center else w  # <P, D(Hw)> = w^T H K(P) H w
+            D = tk_gradient(X01, w, a, b, d, basis)
+            return D / scale if scale != 1.0 else D
 
         if self.solver == "fw":
             res = frank_wolfe(kernel, gradient, size, y, task=task, C=float(self.C), epsilon=epsilon, trace=trace,
                               tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol)
         else:  # the SDP of paper 000 Opt. (24); the predictor is the SVM refitted on K(P*)
-            sdp = solve_tk_sdp(tk_basis_kernels(X01, a, b, d, basis), size, y, task=task, C=float(self.C),
+            basis_kernels = [(i, j, (_centred(H) if center else H) / scale)
+                             for i, j, H in tk_basis_kernels(X01, a, b, d, basis)]
+            sdp = solve_tk_sdp(basis_kernels, size, y, task=task, C=float(self.C),
                                epsilon=epsilon, trace=trace, solver=self.sdp_solver)
             sol = solve_dual(kernel(sdp.P), y, task=task, C=float(self.C), epsilon=epsilon,
                              tol=self.svm_tol or 1e-6)
-            T = float(size if trace is None else trace)
             dual = float(sol.kappa - 0.5 * T * np.linalg.eigvalsh(gradient(sol.w))[-1])
             rel = (float(sol.value) - dual) / max(abs(float(sol.value)), 1e-12)
             entry = {"iteration": 0, "primal": float(sol.value), "dual": dual, "gap": float(sol.value) - dual,
@@ -79,7 +110,13 @@ class _TKBase(BaseEstimator):
             # converged = certified: the refitted SVM's duality gap on K(P*) (Clarabel often says
             # "optimal_inaccurate" for solutions whose certified gap is 1e-7)
             res = FWResult(sdp.P, sol, 0, bool(rel <= float(self.tol)), [entry], 1, 1)
-        return res, res.solution.support
+        sv = res.solution.support
+        coef = res.solution.w[sv] / scale
+        intercept = float(res.solution.intercept)
+        if center and len(sv):  # f(x) = sum_i w_i [k(x, x_i) - mean_j k(x_j, x_i)] / s + b  (sum_i w_i = 0)
+            column_means = tk_kernel(X01, X01[sv], res.P, a, b, d, basis).mean(axis=0)
+            intercept -= float(coef @ column_means)
+        return res, sv, coef, intercept
 
     def _fit_common(self, X, y):
         self._check_params()
@@ -91,16 +128,16 @@ class _TKBase(BaseEstimator):
         return self._scale(X)
 
     def _store(self, results, X01):
-        self.P_ = np.stack([r.P for r, _ in results])
-        self.support_vectors_ = [X01[s] for _, s in results]
-        self.support_ = [s for _, s in results]
-        self.dual_coef_ = [r.solution.w[s] for r, s in results]
-        self.intercept_ = np.array([r.solution.intercept for r, _ in results])
-        self.n_iter_ = np.array([r.n_iter for r, _ in results])
-        self.converged_ = np.array([r.converged for r, _ in results])
-        self.gap_history_ = [r.history for r, _ in results]
-        self.objective_ = np.array([r.primal for r, _ in results])
-        self.n_svm_solves_ = int(sum(r.n_svm_solves for r, _ in results))
+        self.P_ = np.stack([r.P for r, *_ in results])
+        self.support_vectors_ = [X01[s] for _, s, *_ in results]
+        self.support_ = [s for _, s, *_ in results]
+        self.dual_coef_ = [coef for *_, coef, _ in results]  # on the raw kernel k(x, x_i) (centring, scale folded in)
+        self.intercept_ = np.array([b0 for *_, b0 in results])
+        self.n_iter_ = np.array([r.n_iter for r, *_ in results])
+        self.converged_ = np.array([r.converged for r, *_ in results])
+        self.gap_history_ = [r.history for r, *_ in results]
+        self.objective_ = np.array([r.primal for r, *_ in results])
+        self.n_svm_solves_ = int(sum(r.n_svm_solves for r, *_ in results))
         if len(results) == 1:  # binary / regression: plain arrays as in scikit-learn's SVMs
             self.P_, self.support_vectors_, self.support_ = self.P_[0], self.support_vectors_[0], self.support_[0]
             self.dual_coef_, self.gap_history_ = self.dual_coef_[0], self.gap_history_[0]
@@ -135,11 +172,15 @@ class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
     Parameters: ``C`` (SVM penalty), ``degree`` (d of the monomial basis), ``delta`` (box margin),
     ``basis`` ("x": monomials in x, q = C(d+n, d); "zx": in (z, x), Corollary 13), ``tol`` (relative duality gap),
     ``max_iter``, ``svm_tol`` (LIBSVM tolerance; default min(1e-3, tol/10)), ``trace`` (trace of P, default 2q),
-    ``solver`` ("fw": Frank-Wolfe; "sdp": one SDP, small m only) and ``sdp_solver`` (clarabel, scs or mosek).
+    ``solver`` ("fw": Frank-Wolfe; "sdp": one SDP, small m only), ``sdp_solver`` (clarabel, scs or mosek),
+    ``center`` (solve with the centred kernel, exact; see the module docstring) and ``normalize`` (divide the kernel
+    by its mean centred diagonal at P_0, i.e. rescale C).
     """
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
-                 solver="fw", sdp_solver="clarabel"):
+                 solver="fw", sdp_solver="clarabel", center=True, normalize=False):
+        self.center = center
+        self.normalize = normalize
         self.solver = solver
         self.sdp_solver = sdp_solver
         self.C = C
@@ -163,7 +204,9 @@ class TKRegressor(RegressorMixin, _TKBase):
     """Epsilon-SVR with a learned tessellated kernel (paper 003, Algorithm 2); ``epsilon`` as in paper 003 (0.1)."""
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
-                 trace=None, solver="fw", sdp_solver="clarabel"):
+                 trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False):
+        self.center = center
+        self.normalize = normalize
         self.solver = solver
         self.sdp_solver = sdp_solver
         self.C = C
@@ -185,6 +228,14 @@ class TKRegressor(RegressorMixin, _TKBase):
 
     def predict(self, X):
         return self._decision(X)
+
+
+def _centred(K: np.ndarray) -> np.ndarray:
+    """H K H with H = I - 11^T/m (in place on K), for a square kernel matrix."""
+    rows = K.mean(axis=1)
+    K -= rows[:, None]
+    K -= K.mean(axis=0)[None, :]
+    return K
 
 
 def _build(task: str, solver: str, params: dict, seed: int):

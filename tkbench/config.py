@@ -5,6 +5,8 @@ Example::
     name: smoke
     kind: accuracy              # accuracy (tables) | scaling (time vs size) | convergence (solver traces)
                                 # | surface (2-feature data: tables + decision surfaces on a grid)
+                                # | density (kernel classes fitted to the optimal kernel matrix, paper 000 Fig. 2;
+                                #   methods name kernel classes: tk, gpk, gaussian_sum)
     reference: reference/tkl2021_table2.yaml   # optional paper numbers, relative to this file or configs/
     protocol: {splits: 30, test_fraction: 0.2, seed: 0, cv_folds: 5, timeout: 600}
     datasets:
@@ -141,7 +143,7 @@ class Scaling(_Strict):
 class Experiment(_Strict):
     name: str
     description: str = ""
-    kind: Literal["accuracy", "scaling", "convergence", "surface"] = "accuracy"
+    kind: Literal["accuracy", "scaling", "convergence", "surface", "density"] = "accuracy"
     reference: str | None = Field(None, description="paper reference YAML, relative to the config or configs/")
     protocol: Protocol = Field(default_factory=Protocol)
     datasets: list[DatasetEntry] = Field(min_length=1)
@@ -280,6 +282,27 @@ def load_config(path: str | Path, check_reference: bool = True) -> Experiment:
     return exp
 
 
+def _density_method_problems(where: str, m: MethodEntry) -> list[tuple[str, Any, str]]:
+    """A density experiment's methods are kernel classes (tkbench.kernels.classes), fitted by cvxpy."""
+    from tkbench.kernels.classes import CLASSES
+    from tkbench.solvers.sdp import SOLVERS
+
+    if m.family not in CLASSES:
+        return [(f"{where}.family", m.family, f"one of the kernel classes of a density experiment: {', '.join(CLASSES)}")]
+    problems = []
+    allowed = set(CLASSES[m.family].defaults)
+    if m.solver is not None and m.solver not in SOLVERS:
+        problems.append((f"{where}.solver", m.solver, f"a cvxpy solver: {', '.join(SOLVERS)}"))
+    for key, value in {**m.params, **{k: v for over in m.per_dataset.values() for k, v in over.items()}}.items():
+        if key not in allowed:
+            problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+    if m.grid:
+        problems.append((f"{where}.grid", m.grid, "no CV grid in a density experiment (nothing is trained)"))
+    if m.vary is not None and m.vary.param not in allowed:
+        problems.append((f"{where}.vary.param", m.vary.param, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+    return problems
+
+
 def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     """Checks that need the registries: dataset names and options, families, solvers, parameters, grids."""
     from tkbench.data import registry as data_registry
@@ -313,6 +336,9 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         if m.name in names:
             problems.append((f"{where}.name", m.name, f"a unique method name (same as methods[{names[m.name]}])"))
         names[m.name] = j
+        if exp.kind == "density":
+            problems.extend(_density_method_problems(where, m))
+            continue
         fam = FAMILIES.get(m.family)
         if fam is None:
             visible = sorted(f for f, v in FAMILIES.items() if not v.hidden)

@@ -73,6 +73,11 @@ def _peak_rss_mb() -> float:
 
 
 def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
+    if spec["kind"] == "density":  # no learner: a kernel class fitted to the optimal kernel matrix
+        from tkbench.bench.density import run_density
+
+        run_density(spec, row)
+        return
     ds = load_dataset(spec["dataset"], spec["options"])
     train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=spec["seed"],
                                      stratify=spec["stratify"], subsample=spec.get("subsample"))

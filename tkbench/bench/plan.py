@@ -94,6 +94,9 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
         for m in exp.methods:
             if not _matches(ds.label, m.name, only):
                 continue
+            if exp.kind == "density":
+                specs.extend(_density_specs(exp, ds, m, task, fp, n_splits))
+                continue
             fam = get_family(m.family)
             grid = {} if exp.kind == "scaling" else dict(fam.default_grid if m.grid is None else m.grid)
             if exp.kind != "scaling" and ds.label in m.per_dataset_grid:
@@ -130,6 +133,27 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                 for i in range(cell_splits):  # a training cap is the scaling experiments' `size` (a subset)
                     specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap)))
     return specs
+
+
+def _density_specs(exp: Experiment, ds, m, task: str, fp: str, n_splits: int) -> list[RunSpec]:
+    """One run per (kernel class, varied value, draw): the class fitted to the optimal kernel matrix of a balanced
+    draw of ``subsample`` rows (paper 000 section 4.3.3)."""
+    proto = exp.protocol
+    params = {**m.params, **m.per_dataset.get(ds.label, {})}
+    base = dict(experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
+                fingerprint=fp, task=task, method=m.name, family=m.family, solver=m.solver or "clarabel",
+                grid={}, scaler="minmax", target_scaler="none", test_fraction=proto.test_fraction,
+                cv_folds=proto.cv_folds, stratify=True, subsample=ds.subsample or proto.subsample,
+                blas_threads=proto.blas_threads, timeout=proto.timeout)
+    out = []
+    axis = m.vary
+    for value in (axis.values if axis else [None]):
+        vary = None if axis is None else {"param": axis.param, "value": value, "size": axis.size}
+        run_params = dict(params) if vary is None else {**params, vary["param"]: value}
+        for i in range(min([n_splits] + [k for k in (ds.splits, m.splits) if k is not None])):
+            out.append(_keyed(RunSpec(**base, params=run_params, split=i, seed=split_seed(proto.seed, i),
+                                      vary=vary)))
+    return out
 
 
 def applicable(family, task: str, solver: str | None) -> set[str]:

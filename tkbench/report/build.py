@@ -29,7 +29,11 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
     exp = res.experiment
     notes = list(exp.notes)
     p = exp.protocol
-    if exp.kind != "scaling":
+    if exp.kind == "density":
+        notes.append(f"Protocol: {p.splits} random balanced draw(s) of the points (seed {p.seed}), scaled to "
+                     "[0, 1]^n; K* = y y^T (Theorem 10 with sum y = 0); solved by cvxpy "
+                     f"({', '.join(sorted({m.solver or 'clarabel' for m in exp.methods}))}); nothing is trained.")
+    elif exp.kind != "scaling":
         fixed = [m.name for m in exp.methods if m.grid == {}]
         tuning = ("fixed hyper-parameters (no CV)" if len(fixed) == len(exp.methods) else
                   f"hyper-parameters by {p.cv_folds}-fold CV on the training part only"
@@ -49,7 +53,9 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
         elif ds.options:
             bits.append("synthetic, options " + ", ".join(f"{k}={v}" for k, v in ds.options.items()))
         sub = ds.subsample or p.subsample
-        if sub:
+        if sub and exp.kind == "density":
+            bits.append(f"{sub} points per draw, half per class")
+        elif sub:
             bits.append(f"subsampled to {sub} rows per split")
         if ds.splits is not None and ds.splits < p.splits and exp.kind != "scaling":
             bits.append(f"only the first {ds.splits} of the {p.splits} splits (cost)")
@@ -207,6 +213,11 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         images = plots.convergence_plots(res.rows, out)
     if exp.kind == "surface" and not res.rows.empty:
         images = plots.surface_plots(res.rows, out)
+    if exp.kind == "density" and not res.rows.empty:
+        from tkbench.report.density import density_plots, density_table
+
+        tables.append(density_table(res.rows))
+        images = density_plots(res.rows, out)
     if tables:
         tables[-1].notes = _notes(res, summary)
     if reference is not None and tables:

@@ -10,6 +10,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+matplotlib.rcParams["svg.hashsalt"] = "tkbench"  # deterministic SVG ids: regenerated reports diff cleanly
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -50,8 +51,8 @@ def _finish(fig, ax, base: Path, xlabel: str, ylabel: str, title: str) -> list[P
 
 def _save(fig, base: Path) -> list[Path]:
     paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
-    fig.savefig(paths[0], dpi=120, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
+    fig.savefig(paths[0], dpi=120, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     return paths
 

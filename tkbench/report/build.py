@@ -68,6 +68,12 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                          + " of each split's training part (cost); tested on the full test part")
         if m.splits is not None and m.splits < p.splits and exp.kind != "scaling":
             notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
+        for label, over in m.per_dataset.items():
+            notes.append(f"{m.name} on {label}: " + ", ".join(f"{k}={v}" for k, v in over.items())
+                         + " (instead of the method's params)")
+        for label, grid in m.per_dataset_grid.items():
+            notes.append(f"{m.name} on {label}: CV grid " + ", ".join(f"{k} in {v}" for k, v in grid.items())
+                         + " (instead of the method's grid)")
     if summary is not None:
         for _, line in summary.iterrows():
             for error in line["errors"][:2]:

@@ -171,6 +171,11 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     md_path, html_path, *_ = build_all(root, root / "docs")
     md = md_path.read_text()
     assert "## Paper 000 (Colbert & Peet 2020), Table 1" in md and "| liver | svm |" in md
+    assert "Partial" not in md  # every planned run finished
+    cfg["protocol"]["splits"] = 2  # now one more split is planned than has run
+    shutil.copy(write_config(cfg, "colbert2020_table1.yaml"), root / "configs" / "colbert2020_table1.yaml")
+    md = build_all(root, root / "docs")[0].read_text()
+    assert "**Partial: 4 of 8 runs finished so far**" in md and "--reuse results/mkl_uci" in md
     assert "Not run yet: `tkbench run configs/tkl2021_table2.yaml -j 2`" in md
     assert "Not written yet" in md  # e.g. the density figure without a config here
     assert (root / "docs" / "reproduction" / "colbert2020_table1" / "report.md").exists()

@@ -19,17 +19,23 @@ from tkbench.report.build import build_report
 class Entry:
     config: str
     title: str
+    reuse: tuple[str, ...] = ()  # results folders with the same runs (`--reuse`)
+
+    @property
+    def command(self) -> str:
+        return " ".join([f"tkbench run configs/{self.config}.yaml -j 2", *(f"--reuse {r}" for r in self.reuse)])
 
 
 ENTRIES = (
-    Entry("colbert2020_table1", "Paper 000 (Colbert & Peet 2020), Table 1: TK, SimpleMKL, SimpleMKL TK / TK+, neural net"),
+    Entry("colbert2020_table1", "Paper 000 (Colbert & Peet 2020), Table 1: TK, SimpleMKL, SimpleMKL TK / TK+, neural net",
+          ("results/mkl_uci", "results/tk_uci")),
     Entry("colbert2020_density", "Paper 000, Figure 2: approximating a +-1 kernel matrix by TK, GPK and Gaussian sums"),
     Entry("colbert2020_scaling", "Paper 000, Figures 3-4: SDP and SimpleMKL-TK time against m"),
     Entry("colbert2020_surfaces", "Paper 000, Figure 6: decision surfaces of TK and SimpleMKL"),
     Entry("tkl2021_table1", "Paper 003, Table 1: TK learning time, SDP against Frank-Wolfe"),
     Entry("tkl2021_table2", "Paper 003, Table 2: TKL, SimpleMKL, neural net, random forest on six UCI sets"),
     Entry("tkl2021_convergence", "Paper 003, Figure 2: Frank-Wolfe duality gap against iteration"),
-    Entry("tkl2021_scaling", "Paper 003, Figure 3: Frank-Wolfe time against m and q (CCPP)"),
+    Entry("tkl2021_scaling", "Paper 003, Figure 3: Frank-Wolfe time against m and q (CCPP)", ("results/bench_tk_scaling",)),
 )
 
 
@@ -40,6 +46,17 @@ def _body(markdown: str, prefix: str) -> str:
         lines = lines[1:]
     text = "\n".join("#" + line if line.startswith("### ") else line for line in lines)
     return re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", lambda m: f"![{m.group(1)}]({prefix}/{m.group(2)})", text)
+
+
+def _progress(root: Path, name: str) -> tuple[int, int]:
+    """(finished ok runs of the current plan, planned runs) for a config."""
+    from tkbench.bench.plan import make_plan
+    from tkbench.bench.store import ResultStore
+    from tkbench.config import load_config
+
+    plan = make_plan(load_config(root / "configs" / f"{name}.yaml"))
+    statuses = ResultStore(root / "results" / name).statuses()
+    return sum(statuses.get(s.key) == "ok" for s in plan), len(plan)
 
 
 def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
@@ -60,10 +77,15 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
             html.append("<p>Not written yet.</p>")
             continue
         if not rows.is_dir() or not any(rows.glob("*.json")):
-            cmd = f"tkbench run configs/{entry.config}.yaml -j 2"
-            md += [f"Not run yet: `{cmd}`.", ""]
-            html.append(f"<p>Not run yet: <code>{html_lib.escape(cmd)}</code></p>")
+            md += [f"Not run yet: `{entry.command}`.", ""]
+            html.append(f"<p>Not run yet: <code>{html_lib.escape(entry.command)}</code></p>")
             continue
+        done, planned = _progress(root, entry.config)
+        if done < planned:
+            text = f"**Partial: {done} of {planned} runs finished so far**; resume with `{entry.command}`."
+            md += [text, ""]
+            html.append(f"<p><b>Partial: {done} of {planned} runs finished so far</b>; resume with "
+                        f"<code>{html_lib.escape(entry.command)}</code></p>")
         target = out / "reproduction" / entry.config
         files = build_report(root / "results" / entry.config, formats=["md", "html"], out_dir=target)
         written += files

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import ROOT
 from tkbench.cli import app
-from tkbench.data import load_dataset, train_test_indices
+from tkbench.data import dataset_fingerprint, load_dataset, train_test_indices
 from tkbench.data.registry import registry
 from tkbench.errors import ChecksumError, DatasetError
 
@@ -53,6 +53,10 @@ def test_dataset_options():
     co = load_dataset("gas_turbine", {"target": "CO"})
     assert "TEY" in co.feature_names and "CO" not in co.feature_names
     assert load_dataset("abalone", {"task": "regression"}).task == "regression"
+    ge9 = load_dataset("abalone", {"task": "classification_rings_ge_9"})
+    assert ge9.task == "classification" and int((ge9.y == 1).sum()) == 2770
+    # a new choice of an existing option leaves the default variant's run keys alone (committed rows stay valid)
+    assert dataset_fingerprint("abalone", {})[:10] == "23c6afbc9e"
     ccpp = load_dataset("ccpp", {"task": "classification"})
     assert abs(int((ccpp.y == 1).sum()) - 9568 / 2) <= 50
     with pytest.raises(DatasetError, match="option 'label' = 'nope' is not one of"):

@@ -180,3 +180,21 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     assert "Not written yet" in md  # e.g. the density figure without a config here
     assert (root / "docs" / "reproduction" / "colbert2020_table1" / "report.md").exists()
     assert "<h2>Paper 003, Table 2" in html_path.read_text()
+
+
+def test_report_notes_name_per_dataset_params_and_grids(write_config, tmp_path):
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+
+    cfg = tiny_config(name="perds")
+    cfg["protocol"]["splits"] = 1
+    cfg["datasets"] = ["liver"]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0]},
+                       "per_dataset": {"liver": {"cache_size": 300}},
+                       "per_dataset_grid": {"liver": {"C": [10.0], "gamma": [0.1]}}}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    build_report(tmp_path, formats=["md"])
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "svm on liver: cache_size=300 (instead of the method's params)" in md
+    assert "svm on liver: CV grid C in [10.0], gamma in [0.1] (instead of the method's grid)" in md

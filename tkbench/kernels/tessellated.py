@@ -119,12 +119,16 @@ def box(n: int, delta: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _monomials(X: np.ndarray, exps: np.ndarray) -> np.ndarray:
-    """Phi(X): (m, p) values of the x-monomials."""
+    """Phi(X): (m, p) values of the x-monomials.
+
+    Each monomial has at most d nonzero exponents, so only those columns are touched: O(m p d), not O(m p n)
+    (at n = 100, d = 1 this is 100x less work than powering every column of every monomial).
+    """
     out = np.ones((X.shape[0], len(exps)))
     for k in range(X.shape[1]):
-        powers = exps[:, k]
-        if powers.any():
-            out *= X[:, k : k + 1] ** powers[None, :]
+        cols = np.flatnonzero(exps[:, k])
+        if len(cols):
+            out[:, cols] *= X[:, k : k + 1] ** exps[cols, k][None, :]
     return out
 
 

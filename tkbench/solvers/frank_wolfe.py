@@ -88,10 +88,9 @@ def frank_wolfe(
     t0 = time.perf_counter()
     for it in range(max_iter + 1):
         D = gradient(sol.w)
-        lam, vecs = np.linalg.eigh(D)
-        v = vecs[:, -1]
+        lam_max, v = top_eigenpair(D)
         primal = float(sol.value)
-        dual = float(sol.kappa - 0.5 * T * lam[-1])
+        dual = float(sol.kappa - 0.5 * T * lam_max)
         gap = primal - dual
         rel = float(gap / max(abs(primal), 1e-12))
         entry = {"iteration": it, "primal": primal, "dual": dual, "gap": gap, "relative_gap": rel,
@@ -114,6 +113,16 @@ def frank_wolfe(
         P = (1 - gamma) * P + gamma * S
         K = (1 - gamma) * K + gamma * KS
     return FWResult(P, sol, len(history) - 1, converged, history, solves, evals)
+
+
+def top_eigenpair(D: np.ndarray) -> tuple[float, np.ndarray]:
+    """The largest eigenvalue of the symmetric D and a unit eigenvector (LAPACK syevr for that pair only: the P-step
+    needs no other; a symmetric solver, never a general one, whose eigenvectors can come out complex)."""
+    from scipy.linalg import eigh
+
+    n = D.shape[0]
+    lam, vecs = eigh(D, subset_by_index=[n - 1, n - 1], driver="evr")
+    return float(lam[0]), vecs[:, 0]
 
 
 def _line_search(K, KS, sol0: DualSolution, solve, steps: int) -> tuple[float, DualSolution]:

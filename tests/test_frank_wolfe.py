@@ -8,7 +8,7 @@ from sklearn.svm import SVC, SVR
 
 from tkbench.data import load_dataset
 from tkbench.kernels.tessellated import box, n_basis, tk_gradient, tk_kernel
-from tkbench.solvers.frank_wolfe import frank_wolfe
+from tkbench.solvers.frank_wolfe import frank_wolfe, top_eigenpair
 from tkbench.solvers.svm import solve_dual
 
 
@@ -105,3 +105,13 @@ def test_svm_dual_value_matches_a_qp(task):
     assert sol.value == pytest.approx(prob.value, rel=1e-5)
     np.testing.assert_allclose(K @ sol.w + sol.intercept, model.decision_function(K) if task == "classification"
                                else model.predict(K), atol=1e-8)
+
+
+def test_top_eigenpair_matches_the_full_decomposition():
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(40, 40))
+    D = A @ A.T
+    lam, v = top_eigenpair(D)
+    full, vecs = np.linalg.eigh(D)
+    assert lam == pytest.approx(full[-1], rel=1e-12)
+    assert abs(v @ vecs[:, -1]) == pytest.approx(1.0, abs=1e-10)  # the same unit vector up to sign

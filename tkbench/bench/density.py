@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.preprocessing import MinMaxScaler
 
 from tkbench.data import load_dataset
 from tkbench.kernels.classes import get_kernel_class
-from tkbench.solvers.kernel_fit import NORMS, fit_kernel_matrix, optimal_kernel_matrix
+from tkbench.solvers.kernel_fit import NORMS, KernelFitProblem, optimal_kernel_matrix
 
 
 def balanced_draw(y: np.ndarray, size: int, seed: int) -> np.ndarray:
@@ -39,8 +40,7 @@ def run_density(spec: dict[str, Any], row: dict[str, Any]) -> None:
     size = spec.get("subsample") or 20
     rows = balanced_draw(ds.y, int(size), spec["seed"])
     X = ds.X[rows]
-    lo, span = X.min(axis=0), np.ptp(X, axis=0)
-    X01 = (X - lo) / np.where(span > 0, span, 1.0)
+    X01 = MinMaxScaler().fit_transform(X)  # the TK class needs [0, 1]^n (spec scaler: minmax)
     y = np.where(ds.y[rows] == np.unique(ds.y)[1], 1.0, -1.0)
     target = optimal_kernel_matrix(y)
     cls = get_kernel_class(spec["family"])
@@ -48,8 +48,9 @@ def run_density(spec: dict[str, Any], row: dict[str, Any]) -> None:
     row.update(n_train=len(rows), n_test=0, n_features=X.shape[1], n_classes=2, metric="objective_l1",
                n_variables=kmap.n_variables, params=cls.resolve(spec["params"]))
     fits = {}
+    problem = KernelFitProblem(kmap, target)
     for norm in NORMS:
-        fit = fit_kernel_matrix(kmap, target, norm, solver=spec["solver"])
+        fit = problem.solve(norm, solver=spec["solver"])
         fits[norm] = fit
         row[f"objective_{norm}"] = fit.value
         row[f"status_{norm}"] = fit.status

@@ -104,14 +104,9 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
             params = {**m.params, **m.per_dataset.get(ds.label, {})}
             if any(k not in applicable(fam, task, m.solver) for k in params):  # e.g. epsilon on a classifier
                 params = {k: v for k, v in params.items() if k in applicable(fam, task, m.solver)}
-            base = dict(
-                experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
-                fingerprint=fp, task=task, method=m.name, family=m.family, solver=m.solver or fam.default_solver,
-                params=params, grid=grid, scaler=m.scaler or fam.scaler,
-                target_scaler=m.target_scaler or fam.target_scaler, test_fraction=proto.test_fraction,
-                cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
-                blas_threads=proto.blas_threads, timeout=proto.timeout, trace=exp.kind == "convergence",
-            )
+            base = _common(exp, ds, m, task, fp, solver=m.solver or fam.default_solver, params=params, grid=grid,
+                           scaler=m.scaler or fam.scaler, target_scaler=m.target_scaler or fam.target_scaler,
+                           trace=exp.kind == "convergence")
             if exp.kind == "scaling":
                 sc = exp.scaling
                 repeats = sc.repeats if splits is None else min(splits, sc.repeats)
@@ -135,16 +130,22 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
     return specs
 
 
+def _common(exp: Experiment, ds, m, task: str, fp: str, **fields) -> dict[str, Any]:
+    """The RunSpec fields every kind shares, plus the kind's own ``fields``."""
+    proto = exp.protocol
+    return dict(experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
+                fingerprint=fp, task=task, method=m.name, family=m.family, test_fraction=proto.test_fraction,
+                cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
+                blas_threads=proto.blas_threads, timeout=proto.timeout) | fields
+
+
 def _density_specs(exp: Experiment, ds, m, task: str, fp: str, n_splits: int) -> list[RunSpec]:
     """One run per (kernel class, varied value, draw): the class fitted to the optimal kernel matrix of a balanced
     draw of ``subsample`` rows (paper 000 section 4.3.3)."""
     proto = exp.protocol
     params = {**m.params, **m.per_dataset.get(ds.label, {})}
-    base = dict(experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
-                fingerprint=fp, task=task, method=m.name, family=m.family, solver=m.solver or "clarabel",
-                grid={}, scaler="minmax", target_scaler="none", test_fraction=proto.test_fraction,
-                cv_folds=proto.cv_folds, stratify=True, subsample=ds.subsample or proto.subsample,
-                blas_threads=proto.blas_threads, timeout=proto.timeout)
+    base = _common(exp, ds, m, task, fp, solver=m.solver or "clarabel", grid={}, scaler="minmax",
+                   target_scaler="none", stratify=True)
     out = []
     axis = m.vary
     for value in (axis.values if axis else [None]):

@@ -23,7 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from tkbench.kernels.tessellated import BASES, _exponents, _monomials, box, n_basis, tk_kernel
+from tkbench.kernels.tessellated import (
+    BASES,
+    _exponents,
+    _monomials,
+    box,
+    n_basis,
+    symmetric_units,
+    tk_basis_kernels,
+)
 
 
 @dataclass(frozen=True)
@@ -65,28 +73,18 @@ class KernelClass:
         return full
 
 
-def _symmetric_units(size: int):
-    """(i, j, E) over i <= j with E = E_ij + E_ji (E_ii on the diagonal): the PSD cone's coordinates."""
-    for i in range(size):
-        for j in range(i, size):
-            E = np.zeros((size, size))
-            E[i, j] = E[j, i] = 1.0
-            yield i, j, E
-
-
 def _tk(X: np.ndarray, p: dict[str, Any]) -> LinearKernelMap:
-    d, basis = int(p["degree"]), p["basis"]
     a, b = box(X.shape[1], float(p["delta"]))
-    size = 2 * n_basis(X.shape[1], d, basis)
-    mats = np.stack([tk_kernel(X, None, E, a, b, d, basis) for _, _, E in _symmetric_units(size)])
-    return LinearKernelMap(mats, "psd", size)
+    basis_kernels = tk_basis_kernels(X, a, b, int(p["degree"]), p["basis"])
+    return LinearKernelMap(np.stack([H for *_, H in basis_kernels]), "psd",
+                           2 * n_basis(X.shape[1], int(p["degree"]), p["basis"]))
 
 
 def _gpk(X: np.ndarray, p: dict[str, Any]) -> LinearKernelMap:
     d = int(p["degree"])
     Z = _monomials(X, _exponents(X.shape[1], d))  # (m, q): Z_d(x) for every row
     q = Z.shape[1]
-    mats = np.stack([Z @ E @ Z.T for _, _, E in _symmetric_units(q)])
+    mats = np.stack([Z @ E @ Z.T for _, _, E in symmetric_units(q)])
     return LinearKernelMap(mats, "psd", q)
 
 

@@ -313,10 +313,14 @@ def tk_basis_kernels(X: np.ndarray, a: np.ndarray, b: np.ndarray, d: int,
     matrices, so for small m only.
     """
     size = 2 * n_basis(X.shape[1], d, basis)
-    out = []
+    return [(i, j, tk_kernel(X, None, E, a, b, d, basis)) for i, j, E in symmetric_units(size)]
+
+
+def symmetric_units(size: int):
+    """(i, j, E) over i <= j with E = E_ij + E_ji (E_ii on the diagonal): coordinates of symmetric matrices, the
+    linear maps of the TK SDP and of the density study."""
     for i in range(size):
         for j in range(i, size):
             E = np.zeros((size, size))
             E[i, j] = E[j, i] = 1.0
-            out.append((i, j, tk_kernel(X, None, E, a, b, d, basis)))
-    return out
+            yield i, j, E

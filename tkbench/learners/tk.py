@@ -76,14 +76,20 @@ class _TKBase(BaseEstimator):
         epsilon = float(getattr(self, "epsilon", 0.1))
         center = bool(self.center)
         scale = 1.0
+        P0 = np.eye(size) * (T / size)  # the solvers' starting point
+        start = None  # the centred kernel at P0, computed for the scale and reused by the solver's first evaluation
         if self.normalize:
-            start = _centred(tk_kernel(X01, None, np.eye(size) * (T / size), a, b, d, basis))
+            start = _centred(tk_kernel(X01, None, P0, a, b, d, basis))
             scale = float(np.mean(np.diag(start)))
             if not scale > 0:
                 raise ValueError("normalize=True: the centred TK kernel is zero on the training data (all rows "
                                  "equal?)")
 
         def kernel(P):
+            nonlocal start
+            if start is not None and np.array_equal(P, P0):
+                K, start = start, None
+                return K / scale
             K = tk_kernel(X01, None, P, a, b, d, basis)
             K = _centred(K) if center else K
             return K / scale if scale != 1.0 else K

@@ -68,48 +68,62 @@ def _whitened(kmap: LinearKernelMap) -> tuple[np.ndarray, np.ndarray]:
     return T, np.moveaxis(H, 3, 1).reshape(r, r, m, m)
 
 
-def fit_kernel_matrix(kmap: LinearKernelMap, target: np.ndarray, norm: str, solver: str = "clarabel") -> KernelFit:
-    """Solve Problem (20) (``norm="l1"``) or (21) (``norm="linf"``) over the class ``kmap``.
+class KernelFitProblem:
+    """Problems (20) and (21) over one class and one target, with the class's design matrix built once.
 
     K and K* are symmetric, so only the upper triangle enters (the diagonal once, the rest with weight 2 in the
-    1-norm). PSD classes are solved in whitened coordinates (:func:`_whitened`); ``variables`` of the result is
-    P itself (row-major vec) or the nonnegative weights.
+    1-norm). PSD classes are solved in whitened coordinates (:func:`_whitened`, computed here once for both norms).
     """
-    import cvxpy as cp
 
-    if norm not in NORMS:
-        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    m = target.shape[0]
-    iu = np.triu_indices(m)
-    weight = np.where(iu[0] == iu[1], 1.0, 2.0)
-    if kmap.cone == "psd":
-        T, H = _whitened(kmap)
-        r = T.shape[1]
-        A = H.reshape(r * r, m, m)[:, iu[0], iu[1]].T  # (pairs, r*r): vec(K_upper) = A vec(P')
-        Pw = cp.Variable((r, r), symmetric=True)
-        v, constraints = cp.vec(Pw, order="C"), [Pw >> 0]
-    elif kmap.cone == "nonneg":
-        A = kmap.matrices[:, iu[0], iu[1]].T
-        v = cp.Variable(kmap.n_variables, nonneg=True)
-        constraints = []
-    else:
-        raise ValueError(f"unknown cone {kmap.cone!r}")
-    residual = A @ v - target[iu]
-    objective = cp.sum(cp.multiply(weight, cp.abs(residual))) / m**2 if norm == "l1" else cp.norm(residual, "inf")
-    problem = cp.Problem(cp.Minimize(objective), constraints)
-    t0 = time.perf_counter()
-    problem.solve(solver=check_solver(solver))
-    seconds = time.perf_counter() - t0
-    if v.value is None:
-        raise RuntimeError(f"the {norm} kernel-fit problem was not solved: solver status {problem.status!r}")
-    if kmap.cone == "psd":
-        P = T @ np.asarray(Pw.value, dtype=float) @ T.T
-        iu_p = np.triu_indices(kmap.order)
-        K = np.tensordot(P[iu_p], kmap.matrices, axes=1)  # sum over i <= j of P_ij H_ij
-        values = P.ravel()
-    else:
-        values = np.asarray(v.value, dtype=float).ravel()
-        K = np.tensordot(values, kmap.matrices, axes=1)
-    diff = np.abs(K - target)
-    value = float(diff.sum() / m**2) if norm == "l1" else float(diff.max())  # recomputed from the solution
-    return KernelFit(norm, value, str(problem.status), seconds, K, values)
+    def __init__(self, kmap: LinearKernelMap, target: np.ndarray):
+        self.kmap, self.target = kmap, np.asarray(target, dtype=float)
+        m = self.target.shape[0]
+        self.iu = np.triu_indices(m)
+        self.weight = np.where(self.iu[0] == self.iu[1], 1.0, 2.0)
+        if kmap.cone == "psd":
+            self.T, H = _whitened(kmap)
+            r = self.T.shape[1]
+            self.A = H.reshape(r * r, m, m)[:, self.iu[0], self.iu[1]].T  # vec(K_upper) = A vec(P')
+        elif kmap.cone == "nonneg":
+            self.T, self.A = None, kmap.matrices[:, self.iu[0], self.iu[1]].T
+        else:
+            raise ValueError(f"unknown cone {kmap.cone!r}")
+
+    def solve(self, norm: str, solver: str = "clarabel") -> KernelFit:
+        """``variables`` of the result is P itself (row-major vec) or the nonnegative weights."""
+        import cvxpy as cp
+
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        m = self.target.shape[0]
+        if self.T is not None:
+            r = self.T.shape[1]
+            Pw = cp.Variable((r, r), symmetric=True)
+            v, constraints = cp.vec(Pw, order="C"), [Pw >> 0]
+        else:
+            v, constraints = cp.Variable(self.kmap.n_variables, nonneg=True), []
+        residual = self.A @ v - self.target[self.iu]
+        objective = (cp.sum(cp.multiply(self.weight, cp.abs(residual))) / m**2 if norm == "l1"
+                     else cp.norm(residual, "inf"))
+        problem = cp.Problem(cp.Minimize(objective), constraints)
+        t0 = time.perf_counter()
+        problem.solve(solver=check_solver(solver))
+        seconds = time.perf_counter() - t0
+        if v.value is None:
+            raise RuntimeError(f"the {norm} kernel-fit problem was not solved: solver status {problem.status!r}")
+        if self.T is not None:
+            P = self.T @ np.asarray(Pw.value, dtype=float) @ self.T.T
+            K = np.tensordot(P[np.triu_indices(self.kmap.order)], self.kmap.matrices, axes=1)  # sum_{i<=j} P_ij H_ij
+            values = P.ravel()
+        else:
+            values = np.asarray(v.value, dtype=float).ravel()
+            K = np.tensordot(values, self.kmap.matrices, axes=1)
+        diff = np.abs(K - self.target)
+        value = float(diff.sum() / m**2) if norm == "l1" else float(diff.max())  # recomputed from the solution
+        return KernelFit(norm, value, str(problem.status), seconds, K, values)
+
+
+def fit_kernel_matrix(kmap: LinearKernelMap, target: np.ndarray, norm: str, solver: str = "clarabel") -> KernelFit:
+    """Solve Problem (20) (``norm="l1"``) or (21) (``norm="linf"``) over the class ``kmap`` (one norm; use
+    :class:`KernelFitProblem` to solve both without rebuilding the design)."""
+    return KernelFitProblem(kmap, target).solve(norm, solver)

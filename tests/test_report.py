@@ -166,6 +166,7 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     path = write_config(cfg, "colbert2020_table1.yaml")
     shutil.copy(path, root / "configs" / "colbert2020_table1.yaml")
     (root / "configs" / "tkl2021_table2.yaml").write_text("name: tkl2021_table2\n")  # written, never run
+    (root / "configs" / "tkl2021_scaling.yaml").write_text("name: tkl2021_scaling\n")
     run_experiment(load_config(root / "configs" / "colbert2020_table1.yaml"),
                    out_dir=root / "results" / "colbert2020_table1", progress=False)
     md_path, html_path, *_ = build_all(root, root / "docs")
@@ -176,7 +177,9 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     shutil.copy(write_config(cfg, "colbert2020_table1.yaml"), root / "configs" / "colbert2020_table1.yaml")
     md = build_all(root, root / "docs")[0].read_text()
     assert "**Partial: 4 of 8 runs finished so far**" in md and "--reuse results/mkl_uci" in md
-    assert "Not run yet: `tkbench run configs/tkl2021_table2.yaml -j 2`" in md
+    assert ("Not run yet: `tkbench run configs/tkl2021_table2.yaml -j 1 --only 'gas_turbine/tk_fw', then "
+            "tkbench run configs/tkl2021_table2.yaml -j 2`") in md  # the memory-heavy cell first, alone
+    assert "Not run yet: `tkbench run configs/tkl2021_scaling.yaml -j 1 --reuse" in md  # timings: one at a time
     assert "Not written yet" in md  # e.g. the density figure without a config here
     assert (root / "docs" / "reproduction" / "colbert2020_table1" / "report.md").exists()
     assert "<h2>Paper 003, Table 2" in html_path.read_text()

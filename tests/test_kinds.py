@@ -42,6 +42,22 @@ def test_scaling_experiment(write_config, tmp_path):
     assert "| pima | rf | n_estimators | m=40 |" in md and "| m=160 |" in md
 
 
+def test_sdp_timing_report_states_solver_status_and_every_worker_setup(write_config, tmp_path):
+    cfg = tiny_config(name="sdpt", kind="scaling", scaling={"sizes": [20], "repeats": 1, "test_size": 20})
+    cfg["datasets"] = ["liver"]
+    cfg["methods"] = [{"name": "tk_sdp", "family": "tk", "solver": "sdp",
+                       "params": {"C": 1.0, "delta": 0.1, "degree": 1, "sdp_solver": "clarabel"}},
+                      {"name": "tk_fw", "family": "tk", "solver": "fw", "params": {"C": 1.0, "delta": 0.1}}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=1, progress=False)
+    cfg["scaling"]["sizes"] = [20, 30]  # resumed later with two workers
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=2, progress=False)
+    build_report(tmp_path, formats=["md"])
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "- tk_sdp: solver status " in md and "of 2 runs; every solution is checked by the duality gap" in md
+    assert "2 of 2 within tolerance" in md and "tk_fw: solver status" not in md
+    assert "1 worker(s) x 1 BLAS thread(s) (2 runs), 2 worker(s) x 1 BLAS thread(s) (2 runs)" in md
+
+
 def test_scaling_rejects_grids(write_config):
     from tkbench.errors import ConfigError
 

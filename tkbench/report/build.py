@@ -90,6 +90,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             if parts:
                 notes.append(f"Paper ({reference.title}), {ds.label} at full size: " + ", ".join(parts)
                              + (f"; hardware: {reference.data['hardware']}" if reference.data.get("hardware") else ""))
+    notes += _sdp_notes(res)
     if res.stale:
         notes.append(f"{res.stale} stored row(s) from an earlier version of the config were ignored.")
     if not res.rows.empty and "provenance" in res.rows:
@@ -98,10 +99,33 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             shas = Counter(f"{p.get('git_sha', '?')[:10] if p.get('git_sha') else '?'}"
                            f"{'+dirty' if p.get('git_dirty') else ''}" for p in prov)
             first = prov.iloc[0]
-            notes.append(f"Machine: {first.get('cpu')} ({first.get('cpu_count')} cores), "
-                         f"{first.get('workers')} worker(s) x {first.get('blas_threads')} BLAS thread(s); "
+            setups = Counter(f"{p.get('workers')} worker(s) x {p.get('blas_threads')} BLAS thread(s)" for p in prov)
+            setup = (next(iter(setups)) if len(setups) == 1 else
+                     ", ".join(f"{k} ({n} runs)" for k, n in sorted(setups.items())))
+            notes.append(f"Machine: {first.get('cpu')} ({first.get('cpu_count')} cores), {setup}; "
                          f"tkbench {first.get('tkbench_version')} at {', '.join(shas)}; "
                          f"scikit-learn {first.get('packages', {}).get('scikit-learn')}.")
+    return notes
+
+
+def _sdp_notes(res: Results) -> list[str]:
+    """Per SDP method: the interior-point solver's reported statuses and the independent certificate of each
+    solution, the duality gap of the SVM refitted on K(P*) (paper 003 eq. (12); tkbench.learners.tk)."""
+    if res.rows.empty or "diagnostics" not in res.rows:
+        return []
+    notes = []
+    ok = res.rows[res.rows["status"] == "ok"]
+    for method, group in ok.groupby("method", sort=False):
+        diags = [d for d in group["diagnostics"] if isinstance(d, dict) and "sdp_status" in d]
+        if not diags:
+            continue
+        statuses = Counter(d["sdp_status"] for d in diags)
+        gaps = [float(d["relative_gap"]) for d in diags if d.get("relative_gap") is not None]
+        certified = sum(bool(d.get("converged")) for d in diags)
+        notes.append(f"{method}: solver status " + ", ".join(f"{k} in {n}" for k, n in sorted(statuses.items()))
+                     + f" of {len(diags)} runs; every solution is checked by the duality gap of the SVM refitted on "
+                     f"K(P*): {certified} of {len(diags)} within tolerance"
+                     + (f", largest relative gap {max(gaps):.1e}" if gaps else "") + ".")
     return notes
 
 

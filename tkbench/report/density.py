@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from tkbench.report.plots import _finish  # noqa: E402
+from tkbench.report.plots import save_figure  # noqa: E402
 from tkbench.report.tables import Cell, TableModel, fmt, fmt_time  # noqa: E402
 
 # lower bounds for globally positive kernels when half of K* is -1 (paper 000 section 4.3.3)
@@ -64,6 +64,6 @@ def density_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
             ax.axhline(POSITIVE_KERNEL_BOUNDS[norm], color="grey", linestyle="--", linewidth=1,
                        label="bound for positive kernels")
             ax.set_ylim(bottom=0)
-            paths += _finish(fig, ax, out_dir / f"density_{ds}_{norm}", "degree d (Gaussians: matched TK degree)",
+            paths += save_figure(fig, ax, out_dir / f"density_{ds}_{norm}", "degree d (Gaussians: matched TK degree)",
                              "objective", f"{ds}: {TITLES[norm]}")
     return paths

@@ -38,7 +38,7 @@ def _size_ticks(ax, sizes) -> None:
     ax.set_xticklabels([f"{t:g}" for t in ticks])
 
 
-def _finish(fig, ax, base: Path, xlabel: str, ylabel: str, title: str) -> list[Path]:
+def save_figure(fig, ax, base: Path, xlabel: str, ylabel: str, title: str) -> list[Path]:
     """Label, grid, legend, and write the figure as PNG and SVG."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -109,7 +109,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
             label = method if value == "None" else f"{method} ({fixed})"
             ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {curve['slope']:.2f}")
         _size_ticks(ax, by_ds["size"])
-        written += _finish(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
+        written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
                            f"{dataset}: time against m")
         params = list(dict.fromkeys(by_ds["vary_param"].dropna()))
         for vparam in params:  # one plot per second axis (methods may vary different parameters)
@@ -125,7 +125,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
                           label=f"{method} (m={plain(m)}): slope {curve['slope']:.2f}")
             _size_ticks(ax, by_vp["size_value"].dropna())
             suffix = "size" if len(params) == 1 else f"size_{vparam}"
-            written += _finish(fig, ax, out_dir / f"scaling_{dataset}_{suffix}", f"{label} (varied through {vparam})",
+            written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_{suffix}", f"{label} (varied through {vparam})",
                                "fit time (s)", f"{dataset}: time against {label}")
     return written, pd.DataFrame(slopes)
 
@@ -176,7 +176,7 @@ def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
         if not plotted:
             plt.close(fig)
             continue
-        written += _finish(fig, ax, out_dir / f"convergence_{dataset}", "iteration", "value (log scale)",
+        written += save_figure(fig, ax, out_dir / f"convergence_{dataset}", "iteration", "value (log scale)",
                            f"{dataset}: convergence")
     return written
 

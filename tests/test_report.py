@@ -174,9 +174,12 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     assert "## Paper 000 (Colbert & Peet 2020), Table 1" in md and "| liver | svm |" in md
     assert "Partial" not in md  # every planned run finished
     cfg["protocol"]["splits"] = 2  # now one more split is planned than has run
+    cfg["notes"] = ["A deviation written into the config after the run."]
     shutil.copy(write_config(cfg, "colbert2020_table1.yaml"), root / "configs" / "colbert2020_table1.yaml")
     md = build_all(root, root / "docs")[0].read_text()
     assert "**Partial: 4 of 8 runs finished so far**" in md and "--reuse results/mkl_uci" in md
+    assert "- A deviation written into the config after the run." in md  # the config under configs/ is reported
+    assert "| 2/2 | - |" not in md and "1 missing" in md
     assert ("Not run yet: `tkbench run configs/tkl2021_table2.yaml -j 1 --only 'gas_turbine/tk_fw', then "
             "tkbench run configs/tkl2021_table2.yaml -j 2`") in md  # the memory-heavy cell first, alone
     assert "Not run yet: `tkbench run configs/tkl2021_scaling.yaml -j 1 --reuse" in md  # timings: one at a time

@@ -33,12 +33,19 @@ class Results:
     stale: int
 
 
-def load_results(results_dir: str | Path) -> Results:
+def load_results(results_dir: str | Path, config: str | Path | None = None) -> Results:
+    """The rows of a results folder, read against the config saved there by `tkbench run`, or against ``config``
+    (e.g. ``configs/<name>.yaml`` edited since the last run: its plan and notes are then the ones reported)."""
     root = Path(results_dir)
     store = ResultStore(root)
     if not store.config_path.exists():
         raise TkbenchError(f"{root}: not a results folder (no config.yaml; was it written by `tkbench run`?)")
-    exp = load_saved_experiment(root)
+    if config is not None:
+        from tkbench.config import load_config
+
+        exp = load_config(config)
+    else:
+        exp = load_saved_experiment(root)
     plan = make_plan(exp)
     planned = pd.DataFrame([{"key": s.key, "dataset": s.label, "method": s.method, "split": s.split,
                              "size": s.size, "vary_value": (s.vary or {}).get("value"), "task": s.task}

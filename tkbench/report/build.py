@@ -214,9 +214,9 @@ def _document(title: str, parts: dict[str, list[str]], images: list[Path], fmt_n
 
 
 def build_report(results_dir: str | Path, formats: list[str] | None = None,
-                 out_dir: str | Path | None = None) -> list[Path]:
+                 out_dir: str | Path | None = None, config: str | Path | None = None) -> list[Path]:
     formats = formats or ["md", "tex", "html"]
-    res = load_results(results_dir)
+    res = load_results(results_dir, config)
     out = Path(out_dir) if out_dir else res.root / "report"
     out.mkdir(parents=True, exist_ok=True)
     exp = res.experiment

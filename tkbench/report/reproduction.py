@@ -93,7 +93,8 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
             html.append(f"<p><b>Partial: {done} of {planned} runs finished so far</b>; resume with "
                         f"<code>{html_lib.escape(entry.command)}</code></p>")
         target = out / "reproduction" / entry.config
-        files = build_report(root / "results" / entry.config, formats=["md", "html"], out_dir=target)
+        files = build_report(root / "results" / entry.config, formats=["md", "html"], out_dir=target,
+                             config=root / "configs" / f"{entry.config}.yaml")  # its current plan and notes
         written += files
         prefix = f"reproduction/{entry.config}"
         md += [_body((target / "report.md").read_text(encoding="utf-8"), prefix), ""]

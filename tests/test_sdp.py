@@ -70,3 +70,75 @@ def test_solver_choice_is_checked():
             check_solver("mosek")
         except MissingDependencyError as exc:
             assert "licence" in str(exc) and "clarabel" in str(exc)
+
+
+def test_clarabel_uses_the_runs_thread_budget(monkeypatch):
+    """faer (Clarabel's factorisation) has its own thread pool: it gets the run's BLAS limit, not every core."""
+    import cvxpy as cp
+    from threadpoolctl import threadpool_limits
+
+    from tkbench.solvers.sdp import thread_budget
+
+    seen = []
+    real = cp.Problem.solve
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("max_threads"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", spy)
+    X, y = _problem("classification", 20)
+    a, b = box(2, 0.1)
+    with threadpool_limits(limits=1):
+        assert thread_budget() == 1
+        solve_tk_sdp(tk_basis_kernels(X, a, b, 1, "x"), 6, y, task="classification", C=1.0)
+    assert seen == [1]
+
+
+def test_clarabel_numerical_error_is_retried_with_more_regularisation(monkeypatch):
+    import cvxpy as cp
+
+    real, calls = cp.Problem.solve, []
+
+    def first_fails(self, *args, **kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise cp.error.SolverError("Solver 'CLARABEL' failed.")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", first_fails)
+    X, y = _problem("classification", 20)
+    a, b = box(2, 0.1)
+    basis = tk_basis_kernels(X, a, b, 1, "x")
+    res = solve_tk_sdp(basis, 6, y, task="classification", C=1.0)
+    assert res.retried and calls[1]["static_regularization_constant"] == 1e-7
+    monkeypatch.setattr(cp.Problem, "solve", lambda self, *a, **k: (_ for _ in ()).throw(cp.error.SolverError("x")))
+    with pytest.raises(TkbenchError, match="numerical error, also when retried .* try sdp_solver: scs"):
+        solve_tk_sdp(basis, 6, y, task="classification", C=1.0)
+
+
+def test_cancer_subsample_that_stopped_clarabel_is_solved_to_the_frank_wolfe_optimum():
+    """Cancer, 25 points (tkl2021_table1, split 0): Clarabel 0.11 stopped at its first step with a numerical error.
+    With the retry the TK learner's SDP is solved, to the value Frank-Wolfe reaches on the same problem."""
+    from threadpoolctl import threadpool_limits
+
+    from tkbench.bench.plan import make_plan
+    from tkbench.config import load_config
+    from tkbench.data.splits import train_test_indices, training_subset
+    from tkbench.learners.registry import get_family
+    from tkbench.learners.tk import TKClassifier
+
+    spec = next(s for s in make_plan(load_config("configs/tkl2021_table1.yaml"))
+                if s.dataset == "cancer" and s.method == "tk_sdp" and s.size == 25 and s.split == 0)
+    ds = load_dataset("cancer", {})
+    train, _ = train_test_indices(ds.y, test_fraction=0.2, seed=spec.seed, stratify=True)
+    train = training_subset(train, 25, spec.seed + 1)
+    X, y = ds.X[train], ds.y[train]
+    with threadpool_limits(limits=1):
+        sdp = TKClassifier(C=1.0, delta=0.1, solver="sdp").fit(X, y)
+    fw = TKClassifier(C=1.0, delta=0.1, solver="fw", tol=1e-6, max_iter=2000, svm_tol=1e-9).fit(X, y)
+    assert get_family("tk").diagnostics(sdp)["sdp_status"].startswith("optimal")
+    s, f = sdp.gap_history_[-1], fw.gap_history_[-1]
+    # both certify an interval [dual, primal] around the same optimum; the SDP's is the wider one (its gap <= 1e-2)
+    assert s["relative_gap"] <= 1e-2 and f["relative_gap"] <= 1e-5
+    assert s["dual"] <= f["primal"] * (1 + 1e-9) and f["dual"] <= s["primal"] * (1 + 1e-9)

@@ -112,7 +112,7 @@ class _TKBase(BaseEstimator):
             dual = float(sol.kappa - 0.5 * T * np.linalg.eigvalsh(gradient(sol.w))[-1])
             rel = (float(sol.value) - dual) / max(abs(float(sol.value)), 1e-12)
             entry = {"iteration": 0, "primal": float(sol.value), "dual": dual, "gap": float(sol.value) - dual,
-                     "relative_gap": rel, "sdp_value": sdp.value, "sdp_status": sdp.status, "seconds": sdp.seconds}
+                     "relative_gap": rel, "sdp_value": sdp.value, "sdp_status": sdp.status + (" (retried)" if sdp.retried else ""), "seconds": sdp.seconds}
             # converged = certified: the refitted SVM's duality gap on K(P*) (Clarabel often says
             # "optimal_inaccurate" for solutions whose certified gap is 1e-7)
             res = FWResult(sdp.P, sol, 0, bool(rel <= float(self.tol)), [entry], 1, 1)

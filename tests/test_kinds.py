@@ -58,6 +58,27 @@ def test_sdp_timing_report_states_solver_status_and_every_worker_setup(write_con
     assert "1 worker(s) x 1 BLAS thread(s) (2 runs), 2 worker(s) x 1 BLAS thread(s) (2 runs)" in md
 
 
+def test_full_size_runs_use_the_whole_training_part_and_report_failures(write_config, tmp_path):
+    cfg = tiny_config(name="full", kind="scaling",
+                      scaling={"sizes": [30, 60], "repeats": 2, "test_size": 40, "full_size": True})
+    cfg["datasets"] = ["liver"]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest", "params": {"n_estimators": 10}},
+                      {"name": "svm", "family": "svm_rbf", "params": {"C": 1.0}},
+                      {"name": "broken", "family": "svm_rbf", "params": {"C": -1.0}}]
+    exp = load_config(write_config(cfg))
+    plan = make_plan(exp)
+    assert len(plan) == 3 * 3 * 2 and sum(s.size is None for s in plan) == 6
+    run_experiment(exp, out_dir=tmp_path, progress=False)
+    rows = [r for r in ResultStore(tmp_path).rows() if r["status"] == "ok"]
+    assert {r["n_train"] for r in rows if r["size"] is None} == {259}  # 345 rows, 25 % test
+    assert {r["n_test"] for r in rows} == {40}
+    build_report(tmp_path, formats=["md"])
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "| liver | 259 (full) |" in md and md.index("| liver | 60 |") < md.index("| liver | 259 (full) |")
+    assert "broken on liver at m = 30, 60, 259 (full): failed: InvalidParameterError" in md
+    assert "| liver | rf | m | - |" in md and "| 3 | m=259 |" in md  # the full-size point is on the curve
+
+
 def test_scaling_rejects_grids(write_config):
     from tkbench.errors import ConfigError
 

@@ -130,6 +130,8 @@ class Scaling(_Strict):
     sizes: list[int] = Field(min_length=1, description="training-set sizes m")
     repeats: int = Field(1, ge=1)
     test_size: int | None = Field(None, ge=1, description="test rows per run (default: the split's test part)")
+    full_size: bool = Field(False, description="also run every method on each split's whole training part (the "
+                            "paper's m); a run the method refuses (e.g. the SDP's memory guard) is recorded as failed")
     vary: VaryParam | None = None
 
     @field_validator("sizes")

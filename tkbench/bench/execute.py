@@ -83,8 +83,8 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
                                      stratify=spec["stratify"], subsample=spec.get("subsample"))
     if spec.get("size") is not None and (spec["kind"] == "scaling" or int(spec["size"]) < len(train)):
         train = training_subset(train, int(spec["size"]), spec["seed"] + 1)
-        if spec.get("test_size") is not None:
-            test = training_subset(test, min(int(spec["test_size"]), len(test)), spec["seed"] + 2)
+    if spec.get("test_size") is not None:  # scaling runs, also at full size (size None)
+        test = training_subset(test, min(int(spec["test_size"]), len(test)), spec["seed"] + 2)
     X_train, y_train, X_test, y_test = ds.X[train], ds.y[train], ds.X[test], ds.y[test]
     row.update(n_train=len(train), n_test=len(test), n_features=ds.X.shape[1], n_classes=ds.n_classes,
                metric="accuracy" if ds.task == "classification" else "mse")

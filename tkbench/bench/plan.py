@@ -112,7 +112,7 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                 repeats = sc.repeats if splits is None else min(splits, sc.repeats)
                 axis = m.vary or sc.vary  # a method's own vary axis replaces the experiment's
                 vary_values = axis.values if axis else [None]
-                for size in sc.sizes:
+                for size in [*sc.sizes, *([None] if sc.full_size else [])]:  # None: the whole training part
                     for value in vary_values:
                         vary = None if axis is None else {"param": axis.param, "value": value, "size": axis.size}
                         params = dict(base["params"])

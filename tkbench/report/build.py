@@ -165,22 +165,30 @@ def _time_table(res: Results) -> TableModel | None:
     """Scaling experiments with two or more methods: mean ± std fit time per size and each method's speed-up over
     the first method of the config (e.g. paper 003 Table 1: SDP against Frank-Wolfe), measured in the same run.
     Sizes where a run did not finish show its status (e.g. the SDP refused for lack of memory)."""
-    rows = res.rows
     methods = [m.name for m in res.experiment.methods]
-    if len(methods) < 2 or rows.empty:
+    if len(methods) < 2 or res.rows.empty:
         return None
+    rows = res.rows.copy()
+    rows["full_size"] = rows["size"].isna()  # the whole training part: one line per dataset, its m from the ok runs
+    if rows["full_size"].any():
+        full_m = (rows[rows["full_size"] & (rows["status"] == "ok")].groupby("dataset")["n_train"].max()
+                  if "n_train" in rows else pd.Series(dtype=float))
+        rows["size"] = [full_m.get(d, float("inf")) if f else s
+                        for d, s, f in zip(rows["dataset"], rows["size"], rows["full_size"], strict=True)]
     if rows["vary_param"].nunique() > 1:  # methods varying different parameters have no common sizes to compare
         return None
     base = methods[0]
     cols = ["Dataset", "m"] + [f"{m} time (s)" for m in methods] + [f"speed-up of {m} over {base}"
                                                                    for m in methods[1:]]
-    out = []
+    out: list[list[Cell]] = []
+    failures: dict[tuple, list] = {}  # (method, dataset, status, error) -> the sizes where it happened
     keys = ["dataset", "size"] + (["vary_value"] if rows.get("vary_value") is not None
                                   and rows["vary_value"].notna().any() else [])
     for key, cur in rows.groupby(keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)
-        label = plots.plain(key[1]) + (f" ({cur['vary_param'].iloc[0]}={plots.plain(key[2])})"
-                                       if len(key) > 2 else "")
+        label = plots.plain(key[1]) if key[1] != float("inf") else "full"
+        label += (" (full)" if cur["full_size"].all() and key[1] != float("inf") else "") + (
+            f" ({cur['vary_param'].iloc[0]}={plots.plain(key[2])})" if len(key) > 2 else "")
         means, cells = {}, []
         for m in methods:
             mine = cur[cur["method"] == m]
@@ -191,11 +199,17 @@ def _time_table(res: Results) -> TableModel | None:
             else:
                 states = sorted(set(mine["status"])) if len(mine) else ["missing"]
                 cells.append(Cell("/".join(states)))
+                for error in mine["error"].dropna().unique()[:1] if "error" in mine else []:
+                    failures.setdefault((m, key[0], states[0], str(error).splitlines()[0][:240]), []).append(
+                        (key[1], label))
         ratios = [Cell(f"{means[base] / means[m]:.3g}x") if base in means and m in means and means[m] > 0
                   else Cell("-") for m in methods[1:]]
         out.append([Cell(str(key[0])), Cell(label)] + cells + ratios)
-    out.sort(key=lambda r: (r[0].text, float(r[1].text.split()[0])))
-    return TableModel("Fit time per size, and speed-up measured in the same run", cols, out)
+    order = {d.label: i for i, d in enumerate(res.experiment.datasets)}
+    out.sort(key=lambda r: (order.get(r[0].text, len(order)), float(r[1].text.split()[0].replace("full", "inf"))))
+    notes = [f"{m} on {ds} at m = {', '.join(label for _, label in sorted(where))}: {status}: {error}"
+             for (m, ds, status, error), where in failures.items()]
+    return TableModel("Fit time per size, and speed-up measured in the same run", cols, out, notes)
 
 
 def _document(title: str, parts: dict[str, list[str]], images: list[Path], fmt_name: str, out: Path) -> str:
@@ -249,7 +263,7 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         tables.append(density_table(res.rows))
         images = density_plots(res.rows, out)
     if tables:
-        tables[-1].notes = _notes(res, summary)
+        tables[-1].notes = tables[-1].notes + _notes(res, summary)
     if reference is not None and tables:
         tables[0].notes.insert(0, f"Paper numbers: {reference.title} ({reference.path.name}).")
     written = []

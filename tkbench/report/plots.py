@@ -75,6 +75,17 @@ def _curve(dataset, method, axis, fixed, means: pd.Series, extra: dict) -> dict:
             "max_seconds": float(means.iloc[-1]), **extra}
 
 
+def with_actual_size(rows: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose ``size`` is the run's m also for full-size runs (planned size None: the whole training part,
+    whose m is the row's ``n_train``); ``full_size`` marks them."""
+    out = rows.copy()
+    full = out["size"].isna() if "size" in out else pd.Series(True, index=out.index)
+    n_train = out["n_train"] if "n_train" in out else pd.Series(np.nan, index=out.index)
+    out["full_size"] = full.to_numpy()
+    out["size"] = [n if f else s for s, n, f in zip(out.get("size", n_train), n_train, full, strict=True)]
+    return out
+
+
 def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = None
                   ) -> tuple[list[Path], pd.DataFrame]:
     """Time against m per (dataset, method, varied value), and time against the varied size per m.
@@ -84,7 +95,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
     largest sizes (the asymptotic regime, where fixed overheads no longer dominate), the mean time, the peak
     resident memory and the solver iterations at the largest size.
     """
-    ok = rows[rows["status"] == "ok"].copy()
+    ok = with_actual_size(rows[rows["status"] == "ok"])
     written: list[Path] = []
     slopes: list[dict] = []
     if ok.empty:

@@ -56,6 +56,14 @@ def test_sdp_timing_report_states_solver_status_and_every_worker_setup(write_con
     assert "- tk_sdp: solver status " in md and "of 2 runs; every solution is checked by the duality gap" in md
     assert "2 of 2 within tolerance" in md and "tk_fw: solver status" not in md
     assert "1 worker(s) x 1 BLAS thread(s) (2 runs), 2 worker(s) x 1 BLAS thread(s) (2 runs)" in md
+    store = ResultStore(tmp_path)  # an answer the certificate rejects is named, with where it happened
+    row = next(r for r in store.rows() if r["method"] == "tk_sdp" and r["size"] == 30)
+    row["diagnostics"].update(converged=False, relative_gap=0.25)
+    store.write_row(row)
+    build_report(tmp_path, formats=["md"])
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "1 of 2 within tolerance (not: liver m=30 (1); the solver's answer there is not the optimum" in md
+    assert "largest relative gap 2.5e-01" in md
 
 
 def test_full_size_runs_use_the_whole_training_part_and_report_failures(write_config, tmp_path):

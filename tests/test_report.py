@@ -173,6 +173,14 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     md = md_path.read_text()
     assert "## Paper 000 (Colbert & Peet 2020), Table 1" in md and "| liver | svm |" in md
     assert "Partial" not in md  # every planned run finished
+    from tkbench.bench.store import ResultStore
+
+    store = ResultStore(root / "results" / "colbert2020_table1")
+    row = store.rows()[0]
+    for status, partial in (("failed", False), ("crashed", True)):  # a failure is an outcome; a crash is retried
+        store.write_row({**row, "status": status})
+        assert ("Partial" in build_all(root, root / "docs")[0].read_text()) is partial
+    store.write_row(row)
     cfg["protocol"]["splits"] = 2  # now one more split is planned than has run
     cfg["notes"] = ["A deviation written into the config after the run."]
     shutil.copy(write_config(cfg, "colbert2020_table1.yaml"), root / "configs" / "colbert2020_table1.yaml")

@@ -55,14 +55,16 @@ def _body(markdown: str, prefix: str) -> str:
 
 
 def _progress(root: Path, name: str) -> tuple[int, int]:
-    """(finished ok runs of the current plan, planned runs) for a config."""
+    """(runs of the current plan with a recorded outcome, planned runs) for a config. A failed or timed-out run
+    counts as finished: its outcome is in the report (e.g. the SDP refused for lack of memory); missing runs and
+    crashes (e.g. a sweep interrupted mid-run) are what a resume still has to do."""
     from tkbench.bench.plan import make_plan
     from tkbench.bench.store import ResultStore
     from tkbench.config import load_config
 
     plan = make_plan(load_config(root / "configs" / f"{name}.yaml"))
     statuses = ResultStore(root / "results" / name).statuses()
-    return sum(statuses.get(s.key) == "ok" for s in plan), len(plan)
+    return sum(statuses.get(s.key) in ("ok", "failed", "timeout") for s in plan), len(plan)
 
 
 def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:

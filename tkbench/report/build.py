@@ -130,8 +130,7 @@ def _sdp_notes(res: Results) -> list[str]:
         notes.append(f"{method}: solver status " + ", ".join(f"{k} in {n}" for k, n in sorted(statuses.items()))
                      + f" of {len(diags)} runs; every solution is checked by the duality gap of the SVM refitted on "
                      f"K(P*): {certified} of {len(diags)} within tolerance"
-                     + (f" (not: {where}; the solver's answer there is not the optimum, its time is still "
-                        "the solver's)" if where else "")
+                     + (f" (not certified: {where})" if where else "")
                      + (f"; largest relative gap {max(gaps):.1e}" if gaps else "") + ".")
     return notes
 

@@ -214,7 +214,8 @@ def _time_table(res: Results) -> TableModel | None:
     order = {d.label: i for i, d in enumerate(res.experiment.datasets)}
     out.sort(key=lambda r: (order.get(r[0].text, len(order)), float(r[1].text.split()[0].replace("full", "inf"))))
     notes = [f"{m} on {ds} at m = {', '.join(label for _, label in sorted(where))}: {status}: {error}"
-             for (m, ds, status, error), where in failures.items()]
+             for (m, ds, status, error), where in sorted(failures.items(),
+                                                          key=lambda kv: order.get(kv[0][1], len(order)))]
     return TableModel("Fit time per size, and speed-up measured in the same run", cols, out, notes)
 
 

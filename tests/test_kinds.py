@@ -83,7 +83,7 @@ def test_full_size_runs_use_the_whole_training_part_and_report_failures(write_co
     build_report(tmp_path, formats=["md"])
     md = (tmp_path / "report" / "report.md").read_text()
     assert "| liver | 259 (full) |" in md and md.index("| liver | 60 |") < md.index("| liver | 259 (full) |")
-    assert "broken on liver at m = 30, 60, 259 (full): failed: InvalidParameterError" in md
+    assert "broken on liver at m = 30, 60, 259 (full) (6 runs): failed; at m = 30: InvalidParameterError" in md
     assert "| liver | rf | m | - |" in md and "| 3 | m=259 |" in md  # the full-size point is on the curve
 
 

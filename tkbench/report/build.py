@@ -187,7 +187,6 @@ def _time_table(res: Results) -> TableModel | None:
     cols = ["Dataset", "m"] + [f"{m} time (s)" for m in methods] + [f"speed-up of {m} over {base}"
                                                                    for m in methods[1:]]
     out: list[list[Cell]] = []
-    failures: dict[tuple, list] = {}  # (method, dataset, status, error) -> the sizes where it happened
     keys = ["dataset", "size"] + (["vary_value"] if rows.get("vary_value") is not None
                                   and rows["vary_value"].notna().any() else [])
     for key, cur in rows.groupby(keys, sort=False):
@@ -205,18 +204,37 @@ def _time_table(res: Results) -> TableModel | None:
             else:
                 states = sorted(set(mine["status"])) if len(mine) else ["missing"]
                 cells.append(Cell("/".join(states)))
-                for error in mine["error"].dropna().unique()[:1] if "error" in mine else []:
-                    failures.setdefault((m, key[0], states[0], str(error).splitlines()[0][:240]), []).append(
-                        (key[1], label))
+
         ratios = [Cell(f"{means[base] / means[m]:.3g}x") if base in means and m in means and means[m] > 0
                   else Cell("-") for m in methods[1:]]
         out.append([Cell(str(key[0])), Cell(label)] + cells + ratios)
     order = {d.label: i for i, d in enumerate(res.experiment.datasets)}
     out.sort(key=lambda r: (order.get(r[0].text, len(order)), float(r[1].text.split()[0].replace("full", "inf"))))
-    notes = [f"{m} on {ds} at m = {', '.join(label for _, label in sorted(where))}: {status}: {error}"
-             for (m, ds, status, error), where in sorted(failures.items(),
-                                                          key=lambda kv: order.get(kv[0][1], len(order)))]
-    return TableModel("Fit time per size, and speed-up measured in the same run", cols, out, notes)
+    return TableModel("Fit time per size, and speed-up measured in the same run", cols, out)
+
+
+def _scaling_failures(res: Results) -> list[str]:
+    """One note per (method, dataset, status, error type) of the runs that did not finish ok, with the sizes where
+    it happened and the message at the smallest of them (e.g. the SDP refused for lack of memory above some m)."""
+    bad = res.rows[res.rows["status"] != "ok"] if not res.rows.empty else res.rows
+    failures: dict[tuple, list] = {}
+    for _, r in bad.iterrows():
+        size, n_train = r.get("size"), r.get("n_train")
+        full = size is None or size != size
+        known = n_train is not None and n_train == n_train
+        label = (f"{plots.plain(n_train)} (full)" if known else "full") if full else plots.plain(size)
+        message = str(r.get("error") or "no message").splitlines()[0][:240]
+        kind = message.split(":", 1)[0] if ":" in message else message
+        failures.setdefault((r["method"], r["dataset"], r["status"], kind), []).append(
+            ((n_train if full else size) if (known or not full) else float("inf"), label, message))
+    order = {d.label: i for i, d in enumerate(res.experiment.datasets)}
+    notes = []
+    for (m, ds, status, _), where in sorted(failures.items(), key=lambda kv: order.get(kv[0][1], len(order))):
+        where.sort(key=lambda w: w[0])
+        labels = list(dict.fromkeys(label for _, label, _ in where))
+        count = f" ({len(where)} runs)" if len(where) > len(labels) else ""
+        notes.append(f"{m} on {ds} at m = {', '.join(labels)}{count}: {status}; at m = {labels[0]}: {where[0][2]}")
+    return notes
 
 
 def _document(title: str, parts: dict[str, list[str]], images: list[Path], fmt_name: str, out: Path) -> str:
@@ -262,6 +280,8 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         times = _time_table(res)
         if times is not None:
             tables.append(times)
+        if tables:
+            tables[-1].notes = _scaling_failures(res) + tables[-1].notes
     if exp.kind == "convergence" and not res.rows.empty:
         images = plots.convergence_plots(res.rows, out)
     if exp.kind == "surface" and not res.rows.empty:

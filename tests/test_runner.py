@@ -232,3 +232,13 @@ def test_ray_backend_says_what_to_install(write_config, tmp_path):
                                       "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "needs ray" in result.output and "pip install" in result.output
+
+
+def test_failed_rows_keep_no_machine_paths():
+    from tkbench.bench.execute import _PACKAGE_ROOT, portable_traceback
+
+    text = (f'  File "{_PACKAGE_ROOT}/tkbench/learners/tk.py", line 5, in fit\n'
+            '  File "/opt/venv/lib/python3.11/site-packages/sklearn/base.py", line 9, in wrapper\n')
+    out = portable_traceback(text)
+    assert 'File "<tkbench>/tkbench/learners/tk.py"' in out
+    assert 'File "<site-packages>/sklearn/base.py"' in out and _PACKAGE_ROOT not in out

@@ -6,10 +6,12 @@ exception becomes a ``failed`` row with its traceback.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import time
 import traceback
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,15 @@ from tkbench.bench.tuning import select_params
 from tkbench.data import load_dataset, train_test_indices, training_subset
 from tkbench.learners import get_family, make_estimator
 from tkbench.learners.compose import fitted_model, set_model_params
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout (or install prefix) holding tkbench/
+
+
+def portable_traceback(text: str) -> str:
+    """A traceback without this machine's paths, so result rows can be committed and compared across machines:
+    files under site-packages become ``<site-packages>/...``, files of the checkout ``<tkbench>/...``."""
+    text = re.sub(r'File "[^"]*?[/\\](?:site|dist)-packages[/\\]', 'File "<site-packages>/', text)
+    return text.replace(f'File "{_PACKAGE_ROOT}/', 'File "<tkbench>/')
 
 
 def now() -> str:
@@ -162,7 +173,7 @@ def execute(spec: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:
         row["status"] = "failed"
         row["error"] = f"{type(exc).__name__}: {exc}"
-        row["traceback"] = traceback.format_exc()
+        row["traceback"] = portable_traceback(traceback.format_exc())
     row["total_seconds"] = time.perf_counter() - t0
     row["peak_rss_mb"] = _peak_rss_mb()
     row["finished_at"] = now()

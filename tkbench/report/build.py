@@ -19,6 +19,11 @@ def _reference(res: Results) -> Reference | None:
     return Reference(path) if path is not None and path.exists() else None
 
 
+def _dataset_order(res: Results) -> dict[str, int]:
+    """Dataset label -> its position in the config (tables, notes and figures follow it)."""
+    return {d.label: i for i, d in enumerate(res.experiment.datasets)}
+
+
 def _ref_names(res: Results) -> dict[str, dict[str, str]]:
     exp = res.experiment
     return {"datasets": {d.label: d.reference or d.label for d in exp.datasets},
@@ -208,7 +213,7 @@ def _time_table(res: Results) -> TableModel | None:
         ratios = [Cell(f"{means[base] / means[m]:.3g}x") if base in means and m in means and means[m] > 0
                   else Cell("-") for m in methods[1:]]
         out.append([Cell(str(key[0])), Cell(label)] + cells + ratios)
-    order = {d.label: i for i, d in enumerate(res.experiment.datasets)}
+    order = _dataset_order(res)
     out.sort(key=lambda r: (order.get(r[0].text, len(order)), float(r[1].text.split()[0].replace("full", "inf"))))
     return TableModel("Fit time per size, and speed-up measured in the same run", cols, out)
 
@@ -227,7 +232,7 @@ def _scaling_failures(res: Results) -> list[str]:
         kind = message.split(":", 1)[0] if ":" in message else message
         failures.setdefault((r["method"], r["dataset"], r["status"], kind), []).append(
             ((n_train if full else size) if (known or not full) else float("inf"), label, message))
-    order = {d.label: i for i, d in enumerate(res.experiment.datasets)}
+    order = _dataset_order(res)
     notes = []
     for (m, ds, status, _), where in sorted(failures.items(), key=lambda kv: order.get(kv[0][1], len(order))):
         where.sort(key=lambda w: w[0])
@@ -271,7 +276,7 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         summary.drop(columns=["errors"]).to_csv(out / "summary.csv", index=False)
     if exp.kind == "scaling" and not res.rows.empty:
         vary = exp.scaling.vary if exp.scaling is not None else None
-        order = {d.label: i for i, d in enumerate(exp.datasets)}  # tables and figures in the config's order
+        order = _dataset_order(res)  # tables and figures in the config's order
         in_order = res.rows.sort_values("dataset", key=lambda s: s.map(order), kind="stable")
         images, slopes = plots.scaling_plots(in_order, out, size_label=vary.size if vary is not None else None)
         if not slopes.empty:

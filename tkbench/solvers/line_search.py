@@ -2,7 +2,10 @@
 
 Used by Frank-Wolfe (paper 003, Algorithm 2, step 2) and SimpleMKL (Rakotomamonjy et al. 2008): each evaluation of
 phi(g) is an SVM solve that also gives phi'(g) by Danskin's theorem. The root of phi' in [0, g_max] is bracketed
-and found by regula falsi (Illinois variant), stopping when |phi'| falls to 5% of |phi'(0)|.
+and found by regula falsi (Illinois variant), stopping when |phi'| falls to 5% of |phi'(0)| at a point that improves
+on phi(0). If no trial point improves on phi(0) although phi'(0) < 0 (the minimiser lies below the regula falsi's
+smallest trial step, as when the new direction's kernel is orders of magnitude larger than the current one), the
+step is backtracked geometrically (g / 10, up to ``backtrack`` times) before giving up with g = 0.
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from typing import Any
 
 
 def minimise_on_segment(evaluate: Callable[[float], tuple[float, float, Any]], value0: float, slope0: float,
-                        start: Any, g_max: float = 1.0, steps: int = 6) -> tuple[float, Any, bool]:
+                        start: Any, g_max: float = 1.0, steps: int = 6, backtrack: int = 8
+                        ) -> tuple[float, Any, bool]:
     """Minimise a convex phi on [0, g_max] given phi(0) = value0, phi'(0) = slope0 (payload ``start``).
 
     ``evaluate(g)`` returns (phi(g), phi'(g), payload). Returns (g, payload of the best point, whether the best point
@@ -33,7 +37,7 @@ def minimise_on_segment(evaluate: Callable[[float], tuple[float, float, Any]], v
         value, s_g, payload = evaluate(g)
         if value < best_value:
             best_g, best_value, best = g, value, payload
-        if abs(s_g) <= 0.05 * abs(slope0):
+        if abs(s_g) <= 0.05 * abs(slope0) and best_g > 0:
             break
         if s_g < 0:
             lo, s_lo = g, s_g
@@ -45,4 +49,10 @@ def minimise_on_segment(evaluate: Callable[[float], tuple[float, float, Any]], v
             if side == 1:
                 s_lo /= 2
             side = 1
+    g = hi
+    for _ in range(backtrack if best_g == 0.0 else 0):
+        g /= 10
+        value, _, payload = evaluate(g)
+        if value < best_value:
+            return g, payload, False
     return best_g, best, False

@@ -21,13 +21,11 @@ class Entry:
     title: str
     reuse: tuple[str, ...] = ()  # results folders with the same runs (`--reuse`)
     jobs: int = 2  # workers; timing sweeps run one fit at a time so that their times are not contended
-    first: str = ""  # a `--only` pattern to run alone with one worker before the rest (memory-heavy cells)
 
     @property
     def command(self) -> str:
-        run = f"tkbench run configs/{self.config}.yaml"
-        main = " ".join([f"{run} -j {self.jobs}", *(f"--reuse {r}" for r in self.reuse)])
-        return f"{run} -j 1 --only '{self.first}', then {main}" if self.first else main
+        run = f"tkbench run configs/{self.config}.yaml -j {self.jobs}"
+        return " ".join([run, *(f"--reuse {r}" for r in self.reuse)])
 
 
 ENTRIES = (

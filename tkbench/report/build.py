@@ -179,11 +179,9 @@ def _time_table(res: Results) -> TableModel | None:
     methods = [m.name for m in res.experiment.methods]
     if len(methods) < 2 or res.rows.empty:
         return None
-    rows = res.rows.copy()
-    rows["full_size"] = rows["size"].isna()  # the whole training part: one line per dataset, its m from the ok runs
-    if rows["full_size"].any():
-        full_m = (rows[rows["full_size"] & (rows["status"] == "ok")].groupby("dataset")["n_train"].max()
-                  if "n_train" in rows else pd.Series(dtype=float))
+    rows = plots.with_actual_size(res.rows)
+    if rows["full_size"].any():  # the whole training part: one line per dataset, its m from the ok runs
+        full_m = rows[rows["full_size"] & (rows["status"] == "ok")].groupby("dataset")["size"].max()
         rows["size"] = [full_m.get(d, float("inf")) if f else s
                         for d, s, f in zip(rows["dataset"], rows["size"], rows["full_size"], strict=True)]
     if rows["vary_param"].nunique() > 1:  # methods varying different parameters have no common sizes to compare
@@ -209,7 +207,6 @@ def _time_table(res: Results) -> TableModel | None:
             else:
                 states = sorted(set(mine["status"])) if len(mine) else ["missing"]
                 cells.append(Cell("/".join(states)))
-
         ratios = [Cell(f"{means[base] / means[m]:.3g}x") if base in means and m in means and means[m] > 0
                   else Cell("-") for m in methods[1:]]
         out.append([Cell(str(key[0])), Cell(label)] + cells + ratios)
@@ -223,15 +220,14 @@ def _scaling_failures(res: Results) -> list[str]:
     it happened and the message at the smallest of them (e.g. the SDP refused for lack of memory above some m)."""
     bad = res.rows[res.rows["status"] != "ok"] if not res.rows.empty else res.rows
     failures: dict[tuple, list] = {}
-    for _, r in bad.iterrows():
-        size, n_train = r.get("size"), r.get("n_train")
-        full = size is None or size != size
-        known = n_train is not None and n_train == n_train
-        label = (f"{plots.plain(n_train)} (full)" if known else "full") if full else plots.plain(size)
+    for _, r in (plots.with_actual_size(bad).iterrows() if not bad.empty else ()):
+        size, full = r["size"], r["full_size"]
+        known = bool(pd.notna(size))  # a full-size run that failed before reading its data has no m
+        label = (f"{plots.plain(size)} (full)" if known else "full") if full else plots.plain(size)
         message = str(r.get("error") or "no message").splitlines()[0][:240]
         kind = message.split(":", 1)[0] if ":" in message else message
         failures.setdefault((r["method"], r["dataset"], r["status"], kind), []).append(
-            ((n_train if full else size) if (known or not full) else float("inf"), label, message))
+            (size if known else float("inf"), label, message))
     order = _dataset_order(res)
     notes = []
     for (m, ds, status, _), where in sorted(failures.items(), key=lambda kv: order.get(kv[0][1], len(order))):

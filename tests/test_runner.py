@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.conftest import tiny_config
@@ -65,8 +66,12 @@ def test_reuse_takes_over_finished_runs_of_another_experiment(write_config, tmp_
     second["methods"][1]["name"] = "forest"                   # same spec under another name: same key
     second["methods"][0]["grid"]["C"] = [1.0, 100.0]         # a changed spec: must run
     exp = load_config(write_config(second, "b.yaml"))
-    dry = run_experiment(exp, out_dir=tmp_path / "b", dry_run=True, reuse=[tmp_path / "a"], progress=False)
+    console = Console(record=True, width=200)
+    dry = run_experiment(exp, out_dir=tmp_path / "b", dry_run=True, reuse=[tmp_path / "a"], progress=False,
+                         console=console)
     assert dry.skipped == 0 and not (tmp_path / "b" / "rows").exists()
+    text = console.export_text()
+    assert "4 runs, 0 done, 2 reusable, 2 to run" in text  # the renamed rf is adoptable, the changed svm is not
     out = run_experiment(exp, out_dir=tmp_path / "b", reuse=[tmp_path / "a"], progress=False)
     assert out.skipped == 2 and out.executed == 2
     rows = {r["method"]: r for r in ResultStore(tmp_path / "b").rows()}

@@ -56,20 +56,20 @@ def todo(plan: list[RunSpec], store: ResultStore, force: bool) -> list[RunSpec]:
     return [s for s in plan if statuses.get(s.key) != "ok"]
 
 
-def adopt(plan: list[RunSpec], store: ResultStore, sources: list[str | Path], write: bool) -> int:
+def adopt(plan: list[RunSpec], store: ResultStore, sources: list[str | Path], write: bool) -> set[str]:
     """Copy finished (ok) rows with the same run key from other results folders into ``store``.
 
     The key covers everything that changes the numbers (data, method spec, protocol, split, seed) and nothing that
     does not (experiment, labels, method name), so a row of another experiment with the same key is the same run.
-    The copy carries this experiment's names and ``reused_from``. Returns the number of rows adopted (or adoptable
-    when ``write`` is false).
+    The copy carries this experiment's names and ``reused_from``. Returns the run keys adopted (or adoptable when
+    ``write`` is false).
     """
     statuses = store.statuses()
     others = [ResultStore(src) for src in sources]
     for src, other in zip(sources, others, strict=True):
         if not other.root.is_dir():
             raise TkbenchError(f"--reuse {src}: no such results folder")
-    count = 0
+    adopted: set[str] = set()
     for spec in plan:
         if statuses.get(spec.key) == "ok":
             continue
@@ -82,9 +82,9 @@ def adopt(plan: list[RunSpec], store: ResultStore, sources: list[str | Path], wr
                 row = {**row, **names, "spec": {**row.get("spec", {}), **names, "label": spec.label},
                        "reused_from": str(other.root)}
                 store.write_row(row)
-            count += 1
+            adopted.add(spec.key)
             break
-    return count
+    return adopted
 
 
 def run_experiment(
@@ -106,15 +106,16 @@ def run_experiment(
     out = Path(out_dir) if out_dir else default_out_dir(exp)
     store = ResultStore(out)
     plan = make_plan(exp, only=only, splits=splits)
+    adopted: set[str] = set()
     if reuse and not force:
         adopted = adopt(plan, store, reuse, write=not dry_run)
         if adopted:
-            console.print(f"{adopted} finished run(s) {'can be' if dry_run else 'were'} taken over from "
+            console.print(f"{len(adopted)} finished run(s) {'can be' if dry_run else 'were'} taken over from "
                           f"{', '.join(map(str, reuse))} (same run keys)")
     pending = todo(plan, store, force)
     outcome = RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0)
     if dry_run:
-        _print_plan(console, plan, pending, out)
+        _print_plan(console, plan, pending, out, adopted)
         return outcome
     if exp.source is not None:
         store.save_config(exp.source.read_text(encoding="utf-8"))
@@ -151,20 +152,27 @@ def run_experiment(
     return outcome
 
 
-def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path) -> None:
+def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path,
+                reusable: set[str]) -> None:
+    """The dry run's table: per (dataset, method), runs planned, done here, to be taken over with --reuse (same
+    run key finished elsewhere) and left to compute."""
     table = Table(title=f"plan -> {out}")
-    for col in ("dataset", "method", "runs", "done", "to run"):
-        table.add_column(col, justify="right" if col in ("runs", "done", "to run") else "left")
+    columns = ("dataset", "method", "runs", "done", "reusable", "to run")
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("dataset", "method") else "right")
     pending_keys = {s.key for s in pending}
     cells: dict[tuple[str, str], list[int]] = {}
     for s in plan:
-        c = cells.setdefault((s.label, s.method), [0, 0])
+        c = cells.setdefault((s.label, s.method), [0, 0, 0])
         c[0] += 1
-        c[1] += s.key in pending_keys
-    for (ds, m), (n, left) in cells.items():
-        table.add_row(ds, m, str(n), str(n - left), str(left))
+        c[1] += s.key in reusable
+        c[2] += s.key in pending_keys and s.key not in reusable
+    for (ds, m), (n, reused, left) in cells.items():
+        table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left))
     console.print(table)
-    console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {len(pending)} to run (dry run: nothing ran)")
+    left = sum(s.key in pending_keys and s.key not in reusable for s in plan)
+    reused = f"{len(reusable)} reusable, " if reusable else ""
+    console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
 
 
 def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> None:

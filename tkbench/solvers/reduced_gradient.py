@@ -8,6 +8,8 @@ with dJ/dd_k = -1/2 w^T K_k w at the dual solution w (Danskin). On the simplex {
 - step: gamma in [0, gamma_max] (gamma_max: the first weight reaches 0) minimising J(d + gamma D), by regula falsi
   on the directional derivative (one SVM solve per evaluation); a weight that reaches 0 is set to 0 exactly, and
   while J still decreases there the descent goes on from that point with a new direction (the paper's inner loop);
+  weights below 1e-6 are set to 0 at the start of each iteration (one solve for all of them, where zeroing them one
+  segment at a time takes steps of ~1e-12 that no SVM solve resolves);
 - stop: relative duality gap (max_k w^T K_k w - sum_k d_k w^T K_k w) / 2 / J(d) <= tol (1e-2 in paper 003), or
   max_iter. The MKL dual value kappa - 1/2 max_k w^T K_k w is a lower bound on min_d J(d) at every iteration.
 """
@@ -21,6 +23,9 @@ import numpy as np
 from tkbench.kernels.library import Library
 from tkbench.solvers.line_search import minimise_on_segment
 from tkbench.solvers.svm import DualSolution, solve_dual
+
+
+WEIGHT_FLOOR = 1e-6  # kernel weights (summing to 1) below this are set to 0 at the start of each iteration
 
 
 @dataclass
@@ -58,6 +63,14 @@ def simple_mkl(library: Library, y: np.ndarray, *, task: str, C: float, epsilon:
     converged = False
     t0 = time.perf_counter()
     for it in range(max_iter + 1):
+        tiny = (d > 0) & (d < WEIGHT_FLOOR)
+        if tiny.any():
+            # Weights left at 1e-10..1e-7 by a long step each block the next direction at a step of ~1e-12, where
+            # no SVM solve can resolve the change of J: the descent stalled with a gap of 1.4 on standardised
+            # Airfoil (70 such weights). Zero them together (the kernel moves by less than M * 1e-6) and re-solve.
+            d = np.where(tiny, 0.0, d)
+            d /= d.sum()
+            sol, quad = evaluate(d)
         primal = float(sol.value)
         dual = float(sol.kappa - 0.5 * quad.max())
         gap = primal - dual
@@ -97,21 +110,29 @@ def _direction(d: np.ndarray, grad: np.ndarray) -> np.ndarray:
     return D
 
 
-def _line_search(d, D, sol0, quad0, evaluate, steps):
-    """Minimise J(d + g D) over [0, g_max], with J'(g) = -1/2 sum_k D_k w_g^T K_k w_g.
-
-    Returns (step, weights, solution, quadratic forms, whether the minimum is at g_max with J still decreasing).
-    """
+def _segment(d: np.ndarray, D: np.ndarray):
+    """The largest step g_max keeping d + g D >= 0 (the first weight to reach 0), and the point at step g on the
+    simplex, with the weights that reach 0 at g_max set to 0 exactly."""
     neg = D < 0
     ratios = -d[neg] / D[neg]
     g_max = float(ratios.min())
     hitting = np.flatnonzero(neg)[ratios <= g_max * (1 + 1e-12)]
 
-    def point(g):
+    def point(g: float) -> np.ndarray:
         p = np.maximum(d + g * D, 0.0)
         if g >= g_max:
             p[hitting] = 0.0
         return p / p.sum()
+
+    return g_max, point
+
+
+def _line_search(d, D, sol0, quad0, evaluate, steps):
+    """Minimise J(d + g D) over [0, g_max], with J'(g) = -1/2 sum_k D_k w_g^T K_k w_g.
+
+    Returns (step, weights, solution, quadratic forms, whether the minimum is at g_max with J still decreasing).
+    """
+    g_max, point = _segment(d, D)
 
     def at(g):
         p = point(g)

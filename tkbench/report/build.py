@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from tkbench.data import registry as data_registry
-from tkbench.report import plots
+from tkbench.report import checks, plots
 from tkbench.report.aggregate import Results, flat_rows, load_results, summarize
 from tkbench.report.reference import Reference
 from tkbench.report.tables import RENDERERS, Cell, TableModel, fmt_time
@@ -95,7 +95,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             if parts:
                 notes.append(f"Paper ({reference.title}), {ds.label} at full size: " + ", ".join(parts)
                              + (f"; hardware: {reference.data['hardware']}" if reference.data.get("hardware") else ""))
-    notes += _sdp_notes(res)
+    notes += _sdp_notes(res) + checks.convergence_notes(res) + checks.grid_edge_notes(res)
     if res.stale:
         notes.append(f"{res.stale} stored row(s) from an earlier version of the config were ignored.")
     if not res.rows.empty and "provenance" in res.rows:

@@ -24,7 +24,6 @@ from tkbench.kernels.library import Library
 from tkbench.solvers.line_search import minimise_on_segment
 from tkbench.solvers.svm import DualSolution, solve_dual
 
-
 WEIGHT_FLOOR = 1e-6  # kernel weights (summing to 1) below this are set to 0 at the start of each iteration
 
 

@@ -1,0 +1,78 @@
+"""Automatic sanity notes under a report's tables, computed from the rows.
+
+- CV at the grid's edge: a parameter chosen at the smallest or largest grid value in at least half of a cell's
+  runs suggests that the optimum lies outside the grid (paper tables rarely print their grids, so the reader
+  needs to know where ours binds).
+- Convergence of the final fits: iterative solvers (Frank-Wolfe, SimpleMKL) report whether they reached their
+  duality-gap tolerance; a fit that stopped early is counted per cell, never hidden in a mean. (SDP solutions
+  have their own certificate note in :mod:`tkbench.report.build`.)
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pandas as pd
+
+from tkbench.report.plots import plain
+
+
+def _ok_cells(res) -> list[tuple[str, str, pd.DataFrame]]:
+    """(dataset, method, ok rows) in config order."""
+    if res.rows.empty or "status" not in res.rows:
+        return []
+    ok = res.rows[res.rows["status"] == "ok"]
+    out = []
+    for ds in res.experiment.datasets:
+        for m in res.experiment.methods:
+            cell = ok[(ok["dataset"] == ds.label) & (ok["method"] == m.name)]
+            if len(cell):
+                out.append((ds.label, m.name, cell))
+    return out
+
+
+def grid_edge_notes(res, threshold: float = 0.5) -> list[str]:
+    """One note per (dataset, method, parameter) whose CV choice sat at an end of its (numeric, >= 3 values) grid
+    in at least ``threshold`` of the cell's runs."""
+    notes = []
+    for ds, method, cell in _ok_cells(res):
+        if "chosen_params" not in cell or "spec" not in cell:
+            continue
+        counts: dict[tuple[str, str], int] = defaultdict(int)
+        grids: dict[str, list[float]] = {}
+        for spec, chosen in zip(cell["spec"], cell["chosen_params"], strict=True):
+            grid = (spec or {}).get("grid") or {}
+            for name, values in grid.items():
+                if not isinstance(chosen, dict) or name not in chosen or len(values) < 3:
+                    continue
+                if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+                    continue
+                grids[name] = sorted(values)
+                if chosen[name] == grids[name][-1]:
+                    counts[(name, "largest")] += 1
+                elif chosen[name] == grids[name][0]:
+                    counts[(name, "smallest")] += 1
+        for (name, end), n in counts.items():
+            if n >= threshold * len(cell):
+                value = grids[name][-1] if end == "largest" else grids[name][0]
+                notes.append(f"CV chose the grid's {end} {name} ({plain(value)}) in {n} of {len(cell)} runs of "
+                             f"{method} on {ds}: the optimum may lie beyond the grid.")
+    return notes
+
+
+def convergence_notes(res) -> list[str]:
+    """Cells in which some final fits stopped before their solver's tolerance (diagnostics ``converged`` false),
+    with the largest relative gap left."""
+    notes = []
+    for ds, method, cell in _ok_cells(res):
+        if "diagnostics" not in cell:
+            continue
+        diags: list[dict[str, Any]] = [d for d in cell["diagnostics"]
+                                       if isinstance(d, dict) and "converged" in d and "sdp_status" not in d]
+        stopped = [d for d in diags if not d["converged"]]
+        if not stopped:
+            continue
+        gaps = [float(d["relative_gap"]) for d in stopped if d.get("relative_gap") is not None]
+        notes.append(f"{method} on {ds}: {len(stopped)} of {len(diags)} final fits stopped before the duality-gap "
+                     f"tolerance" + (f" (largest relative gap left {max(gaps):.2g})" if gaps else "") + ".")
+    return notes

@@ -16,7 +16,8 @@ def _res(rows: list[dict]) -> SimpleNamespace:
 
 def _row(ds, method, chosen, converged=True, gap=1e-3, status="ok", grid=None):
     grid = grid or {"C": [0.1, 1.0, 10.0, 100.0], "delta": [0.01, 0.1, 1.0], "kernel": ["a", "b", "c"]}
-    return {"dataset": ds, "method": method, "status": status, "chosen_params": chosen, "spec": {"grid": grid},
+    return {"dataset": ds, "method": method, "status": status, "chosen_params": chosen,
+            "spec": {"grid": grid, "params": {"tol": 0.01}},
             "diagnostics": {"converged": converged, "relative_gap": gap}}
 
 
@@ -44,6 +45,6 @@ def test_convergence_notes_count_early_stops_per_cell():
             + [_row("liver", "tk_fw", {}) for _ in range(28)] + [_row("heart", "simplemkl", {}) for _ in range(3)])
     rows.append({**_row("heart", "tk_fw", {}), "diagnostics": {"converged": False, "sdp_status": "optimal"}})
     assert convergence_notes(_res(rows)) == [
-        "tk_fw on liver: 2 of 30 final fits stopped before the duality-gap tolerance (largest relative gap left 13)."
+        "tk_fw on liver: 2 of 30 final fits stopped before the duality-gap tolerance 0.01 (largest relative gap left 13)."
     ]  # the SDP's row has its own certificate note
     assert convergence_notes(_res([])) == [] and grid_edge_notes(_res([])) == []

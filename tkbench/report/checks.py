@@ -73,6 +73,8 @@ def convergence_notes(res) -> list[str]:
         if not stopped:
             continue
         gaps = [float(d["relative_gap"]) for d in stopped if d.get("relative_gap") is not None]
+        tols = {((spec or {}).get("params") or {}).get("tol") for spec in cell.get("spec", [])} - {None}
+        tol = f" {plain(next(iter(tols)))}" if len(tols) == 1 else ""
         notes.append(f"{method} on {ds}: {len(stopped)} of {len(diags)} final fits stopped before the duality-gap "
-                     f"tolerance" + (f" (largest relative gap left {max(gaps):.2g})" if gaps else "") + ".")
+                     f"tolerance{tol}" + (f" (largest relative gap left {max(gaps):.2g})" if gaps else "") + ".")
     return notes

@@ -170,7 +170,7 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     for (ds, m), (n, reused, left) in cells.items():
         table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left))
     console.print(table)
-    left = sum(s.key in pending_keys and s.key not in reusable for s in plan)
+    left = sum(c[2] for c in cells.values())
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
 

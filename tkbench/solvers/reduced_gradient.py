@@ -109,29 +109,21 @@ def _direction(d: np.ndarray, grad: np.ndarray) -> np.ndarray:
     return D
 
 
-def _segment(d: np.ndarray, D: np.ndarray):
-    """The largest step g_max keeping d + g D >= 0 (the first weight to reach 0), and the point at step g on the
-    simplex, with the weights that reach 0 at g_max set to 0 exactly."""
-    neg = D < 0
-    ratios = -d[neg] / D[neg]
-    g_max = float(ratios.min())
-    hitting = np.flatnonzero(neg)[ratios <= g_max * (1 + 1e-12)]
-
-    def point(g: float) -> np.ndarray:
-        p = np.maximum(d + g * D, 0.0)
-        if g >= g_max:
-            p[hitting] = 0.0
-        return p / p.sum()
-
-    return g_max, point
-
-
 def _line_search(d, D, sol0, quad0, evaluate, steps):
     """Minimise J(d + g D) over [0, g_max], with J'(g) = -1/2 sum_k D_k w_g^T K_k w_g.
 
     Returns (step, weights, solution, quadratic forms, whether the minimum is at g_max with J still decreasing).
     """
-    g_max, point = _segment(d, D)
+    neg = D < 0
+    ratios = -d[neg] / D[neg]
+    g_max = float(ratios.min())
+    hitting = np.flatnonzero(neg)[ratios <= g_max * (1 + 1e-12)]
+
+    def point(g):
+        p = np.maximum(d + g * D, 0.0)
+        if g >= g_max:
+            p[hitting] = 0.0
+        return p / p.sum()
 
     def at(g):
         p = point(g)

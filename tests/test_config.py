@@ -1,6 +1,8 @@
 """Config validation: every bad input gives exit code 2 and one line naming the file, key path and value."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -147,6 +149,32 @@ def test_fewer_splits_for_an_expensive_dataset_or_method(write_config):
     # the same split index is the same split whatever the cap (the cap only drops the last ones)
     seeds = {(s.label, s.split): s.seed for s in plan}
     assert seeds[("liver", 1)] == seeds[("waveform", 1)]
+
+
+def test_fewer_splits_for_a_method_on_named_datasets_only(write_config):
+    from tkbench.bench.plan import make_plan
+    from tkbench.report.build import _notes
+
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 6
+    cfg["datasets"][1] = {"name": "waveform", "options": {"n_samples": 150}}
+    cfg["methods"][1]["splits"] = {"waveform": 3}
+    exp = load_config(write_config(cfg))
+    count = {}
+    for s in make_plan(exp):
+        count[(s.label, s.method)] = count.get((s.label, s.method), 0) + 1
+    assert count == {("liver", "svm"): 6, ("liver", "rf"): 6, ("waveform", "svm"): 6, ("waveform", "rf"): 3}
+    import pandas as pd
+
+    from tkbench.report.aggregate import Results
+
+    res = Results(root=Path("."), experiment=exp, rows=pd.DataFrame(), planned=pd.DataFrame(), stale=0)
+    assert "rf: only the first 3 on waveform of the 6 splits (cost)" in _notes(res, None)
+    for value, field in (({"pima": 2}, "splits.pima"), ({"waveform": 0}, "splits.waveform"), (0, "splits")):
+        bad = tiny_config()
+        bad["methods"][1]["splits"] = value
+        with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+            load_config(write_config(bad, "bad.yaml"))
 
 
 def test_max_train_caps_the_training_part_and_keeps_the_test_part(write_config, tmp_path):

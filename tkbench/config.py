@@ -100,8 +100,9 @@ class MethodEntry(_Strict):
     grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
     per_dataset_grid: dict[str, dict[str, list[Any]]] = Field(
         default_factory=dict, description="a CV grid that replaces 'grid' on the named datasets (by label)")
-    splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits for this "
-                               "method (an expensive method; the report says so)")
+    splits: int | dict[str, int] | None = Field(
+        None, description="run only the first k of the protocol's splits for this method (an expensive method; the "
+        "report says so), or {dataset label: k} for the named datasets only")
     vary: VaryParam | None = Field(None, description="scaling experiments: this method's own second size axis "
                                    "(replaces scaling.vary for it)")
     max_train: int | dict[str, int] | None = Field(
@@ -115,6 +116,10 @@ class MethodEntry(_Strict):
     @classmethod
     def _name(cls, v: str) -> str:
         return _check_name(v)
+
+    def splits_on(self, label: str) -> int | None:
+        """The method's own limit on the number of splits for dataset ``label`` (None: no limit of its own)."""
+        return self.splits.get(label) if isinstance(self.splits, dict) else self.splits
 
 
 class VaryParam(_Strict):
@@ -368,6 +373,14 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                                  f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
             elif not isinstance(cap, int) or cap < 10:
                 problems.append((f"{where}.max_train.{label}", cap, "a number of rows >= 10"))
+        for label, k in (m.splits if isinstance(m.splits, dict) else {}).items():
+            if label not in labels:
+                problems.append((f"{where}.splits.{label}", k,
+                                 f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
+            elif not isinstance(k, int) or k < 1:
+                problems.append((f"{where}.splits.{label}", k, "a number of splits >= 1"))
+        if isinstance(m.splits, int) and m.splits < 1:
+            problems.append((f"{where}.splits", m.splits, "a number of splits >= 1"))
         if isinstance(m.max_train, int) and m.max_train < 10:
             problems.append((f"{where}.max_train", m.max_train, "a number of rows >= 10"))
         if m.max_train is not None and exp.kind == "scaling":

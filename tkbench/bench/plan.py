@@ -123,7 +123,7 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                                                         seed=split_seed(proto.seed, r), size=size,
                                                         test_size=sc.test_size, vary=vary)))
             else:
-                cell_splits = min([n_splits] + [k for k in (ds.splits, m.splits) if k is not None])
+                cell_splits = min([n_splits] + [k for k in (ds.splits, m.splits_on(ds.label)) if k is not None])
                 cap = m.max_train.get(ds.label) if isinstance(m.max_train, dict) else m.max_train
                 for i in range(cell_splits):  # a training cap is the scaling experiments' `size` (a subset)
                     specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap)))
@@ -151,7 +151,7 @@ def _density_specs(exp: Experiment, ds, m, task: str, fp: str, n_splits: int) ->
     for value in (axis.values if axis else [None]):
         vary = None if axis is None else {"param": axis.param, "value": value, "size": axis.size}
         run_params = dict(params) if vary is None else {**params, vary["param"]: value}
-        for i in range(min([n_splits] + [k for k in (ds.splits, m.splits) if k is not None])):
+        for i in range(min([n_splits] + [k for k in (ds.splits, m.splits_on(ds.label)) if k is not None])):
             out.append(_keyed(RunSpec(**base, params=run_params, split=i, seed=split_seed(proto.seed, i),
                                       vary=vary)))
     return out

@@ -71,8 +71,13 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
             notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
                          + " of each split's training part (cost); tested on the full test part")
-        if m.splits is not None and m.splits < p.splits and exp.kind != "scaling":
+        if isinstance(m.splits, int) and m.splits < p.splits and exp.kind != "scaling":
             notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
+        elif isinstance(m.splits, dict) and exp.kind != "scaling":
+            cut = {label: k for label, k in m.splits.items() if k < p.splits}
+            if cut:
+                notes.append(f"{m.name}: only the first " + ", ".join(f"{k} on {label}" for label, k in cut.items())
+                             + f" of the {p.splits} splits (cost)")
         for label, over in m.per_dataset.items():
             notes.append(f"{m.name} on {label}: " + ", ".join(f"{k}={v}" for k, v in over.items())
                          + " (instead of the method's params)")

@@ -169,7 +169,7 @@ def test_fewer_splits_for_a_method_on_named_datasets_only(write_config):
     from tkbench.report.aggregate import Results
 
     res = Results(root=Path("."), experiment=exp, rows=pd.DataFrame(), planned=pd.DataFrame(), stale=0)
-    assert "rf: only the first 3 on waveform of the 6 splits (cost)" in _notes(res, None)
+    assert "rf: only the first 3 of the 6 splits on waveform (cost)" in _notes(res, None)
     for value, field in (({"pima": 2}, "splits.pima"), ({"waveform": 0}, "splits.waveform"), (0, "splits")):
         bad = tiny_config()
         bad["methods"][1]["splits"] = value

@@ -76,8 +76,8 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
         elif isinstance(m.splits, dict) and exp.kind != "scaling":
             cut = {label: k for label, k in m.splits.items() if k < p.splits}
             if cut:
-                notes.append(f"{m.name}: only the first " + ", ".join(f"{k} on {label}" for label, k in cut.items())
-                             + f" of the {p.splits} splits (cost)")
+                notes.append(f"{m.name}: " + "; ".join(f"only the first {k} of the {p.splits} splits on {label}"
+                                                       for label, k in cut.items()) + " (cost)")
         for label, over in m.per_dataset.items():
             notes.append(f"{m.name} on {label}: " + ", ".join(f"{k}={v}" for k, v in over.items())
                          + " (instead of the method's params)")

@@ -152,7 +152,10 @@ def test_fewer_splits_for_an_expensive_dataset_or_method(write_config):
 
 
 def test_fewer_splits_for_a_method_on_named_datasets_only(write_config):
+    import pandas as pd
+
     from tkbench.bench.plan import make_plan
+    from tkbench.report.aggregate import Results
     from tkbench.report.build import _notes
 
     cfg = tiny_config()
@@ -164,10 +167,6 @@ def test_fewer_splits_for_a_method_on_named_datasets_only(write_config):
     for s in make_plan(exp):
         count[(s.label, s.method)] = count.get((s.label, s.method), 0) + 1
     assert count == {("liver", "svm"): 6, ("liver", "rf"): 6, ("waveform", "svm"): 6, ("waveform", "rf"): 3}
-    import pandas as pd
-
-    from tkbench.report.aggregate import Results
-
     res = Results(root=Path("."), experiment=exp, rows=pd.DataFrame(), planned=pd.DataFrame(), stale=0)
     assert "rf: only the first 3 of the 6 splits on waveform (cost)" in _notes(res, None)
     for value, field in (({"pima": 2}, "splits.pima"), ({"waveform": 0}, "splits.waveform"), (0, "splits")):

@@ -97,8 +97,14 @@ def test_failures_are_recorded_and_the_sweep_goes_on(write_config, tmp_path):
     ]
     exp = load_config(write_config(cfg))
     t0 = time.perf_counter()
-    outcome = run_experiment(exp, out_dir=tmp_path / "out", n_jobs=2, progress=False)
+    console = Console(record=True, width=200)
+    outcome = run_experiment(exp, out_dir=tmp_path / "out", n_jobs=2, progress=False, console=console)
     assert time.perf_counter() - t0 < 60  # the hanging run was killed at its limit
+    # without the progress bar (a background sweep), one log line per finished run, failures with their error
+    log = [line for line in console.export_text().splitlines() if line.startswith("[")]
+    assert len(log) == 5 and sorted(line[:5] for line in log) == [f"[{k}/5]" for k in range(1, 6)]
+    assert any("liver/svm split 0: ok, accuracy " in line for line in log)
+    assert any("liver/hang split 0: timeout, " in line and "timeout of 4 s" in line for line in log)
     rows = {r["method"]: r for r in ResultStore(tmp_path / "out").rows()}
     assert rows["svm"]["status"] == "ok" and rows["svm"]["accuracy"] > 50
     assert rows["raise"]["status"] == "failed"

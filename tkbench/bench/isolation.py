@@ -118,7 +118,7 @@ class _Subprocess:
 def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> dict[str, Any]:
     """Run ``spec`` in a child process and make sure exactly one row for its key exists afterwards.
 
-    Returns a small summary (key, cell, status, metric value, seconds) for progress reporting.
+    Returns a small summary (key, cell, split, size, status, metric value, seconds) for progress reporting.
     """
     from tkbench.bench.execute import base_row, now
 
@@ -161,6 +161,8 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
     return {
         "key": spec["key"],
         "cell": f"{spec['label']}/{spec['method']}",
+        "split": spec["split"],
+        "size": spec.get("size"),
         "status": status,
         "metric": metric,
         "value": row.get(metric) if metric else None,

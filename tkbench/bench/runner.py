@@ -144,12 +144,27 @@ def run_experiment(
                     ok = outcome.skipped + outcome.counts["ok"]
                     bar.update(task, advance=1, ok=ok, bad=outcome.executed - outcome.counts["ok"],
                                description=summary["cell"])
-                    if summary["status"] != "ok" and not progress:
-                        console.print(f"  {summary['cell']}: {summary['status']}: {summary['error']}")
+                    if not progress:  # a background sweep's log: one line per finished run
+                        console.print(_log_line(summary, outcome.skipped + outcome.executed, len(plan)),
+                                      markup=False, highlight=False, soft_wrap=True)
                 bar.update(task, description="done")
     outcome.seconds = time.perf_counter() - t0
     _print_summary(console, store, plan, outcome)
     return outcome
+
+
+def _log_line(summary: dict[str, Any], done: int, total: int) -> str:
+    """``[done/total] cell split i (m = size): status, metric value, seconds`` (the error too when not ok)."""
+    where = f"{summary['cell']} split {summary['split']}"
+    if summary.get("size") is not None:
+        where += f" (m = {summary['size']})"
+    line = f"[{done}/{total}] {where}: {summary['status']}"
+    if summary["status"] == "ok" and summary.get("value") is not None:
+        line += f", {summary['metric']} {summary['value']:.4g}"
+    line += f", {summary['seconds']:.1f} s"
+    if summary["status"] != "ok":
+        line += f": {summary['error']}"
+    return line
 
 
 def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path,

@@ -123,11 +123,16 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                                                         seed=split_seed(proto.seed, r), size=size,
                                                         test_size=sc.test_size, vary=vary)))
             else:
-                cell_splits = min([n_splits] + [k for k in (ds.splits, m.splits_on(ds.label)) if k is not None])
+                cell_splits = _cell_splits(n_splits, ds, m)
                 cap = m.max_train.get(ds.label) if isinstance(m.max_train, dict) else m.max_train
                 for i in range(cell_splits):  # a training cap is the scaling experiments' `size` (a subset)
                     specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap)))
     return specs
+
+
+def _cell_splits(n_splits: int, ds, m) -> int:
+    """The splits a (dataset, method) cell runs: the protocol's, cut by the dataset's and the method's own limits."""
+    return min([n_splits] + [k for k in (ds.splits, m.splits_on(ds.label)) if k is not None])
 
 
 def _common(exp: Experiment, ds, m, task: str, fp: str, **fields) -> dict[str, Any]:
@@ -151,7 +156,7 @@ def _density_specs(exp: Experiment, ds, m, task: str, fp: str, n_splits: int) ->
     for value in (axis.values if axis else [None]):
         vary = None if axis is None else {"param": axis.param, "value": value, "size": axis.size}
         run_params = dict(params) if vary is None else {**params, vary["param"]: value}
-        for i in range(min([n_splits] + [k for k in (ds.splits, m.splits_on(ds.label)) if k is not None])):
+        for i in range(_cell_splits(n_splits, ds, m)):
             out.append(_keyed(RunSpec(**base, params=run_params, split=i, seed=split_seed(proto.seed, i),
                                       vary=vary)))
     return out

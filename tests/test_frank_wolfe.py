@@ -115,3 +115,45 @@ def test_top_eigenpair_matches_the_full_decomposition():
     full, vecs = np.linalg.eigh(D)
     assert lam == pytest.approx(full[-1], rel=1e-12)
     assert abs(v @ vecs[:, -1]) == pytest.approx(1.0, abs=1e-10)  # the same unit vector up to sign
+
+
+def test_svm_solve_reports_libsvm_iteration_cap():
+    """LIBSVM's own cap max(10^7, 100 m) is the default; a capped solve says so and stays feasible (a lower bound)."""
+    from tkbench.solvers.svm import libsvm_iteration_cap
+
+    assert libsvm_iteration_cap(485) == 10_000_000 and libsvm_iteration_cap(200_000) == 20_000_000
+    X, y = _small("classification", 40, seed=3)
+    K = np.exp(-3 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    full = solve_dual(K, y, task="classification", C=100.0, tol=1e-8)
+    cut = solve_dual(K, y, task="classification", C=100.0, tol=1e-8, max_iter=3)
+    assert not full.capped and full.n_iter > 3
+    assert cut.capped and cut.n_iter == 3
+    alpha = y * cut.w
+    assert alpha.min() >= -1e-12 and alpha.max() <= 100.0 + 1e-9 and abs(cut.w.sum()) < 1e-9
+    assert cut.value < full.value
+
+
+def _always_capped(monkeypatch, module):
+    import dataclasses
+
+    real = module.solve_dual
+    monkeypatch.setattr(module, "solve_dual", lambda *a, **k: dataclasses.replace(real(*a, **k), capped=True))
+
+
+@pytest.mark.parametrize("capped", [False, True])
+def test_fw_never_certifies_a_gap_from_a_capped_svm_solve(monkeypatch, capped):
+    """With a loose tol FW stops at iteration 0; when every SVM solve hit the cap it must not call that converged."""
+    import tkbench.solvers.frank_wolfe as fw_module
+
+    if capped:
+        _always_capped(monkeypatch, fw_module)
+    X, y = _small("classification", 30)
+    a, b = box(2, 0.1)
+    size = 2 * n_basis(2, 1, "x")
+    res = frank_wolfe(lambda P: tk_kernel(X, None, P, a, b, 1, "x"), lambda w: tk_gradient(X, w, a, b, 1, "x"),
+                      size, y, task="classification", C=1.0, tol=10.0, max_iter=3)
+    if capped:
+        assert not res.converged and res.n_iter == 3 and res.n_svm_capped == res.n_svm_solves > 0
+        assert all(h.get("svm_capped") for h in res.history)
+    else:
+        assert res.converged and res.n_iter == 0 and res.n_svm_capped == 0

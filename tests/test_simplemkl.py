@@ -180,3 +180,22 @@ def test_descent_does_not_stall_on_weights_near_zero(m, seed, tiny_start):
     exact = mkl_by_cvxpy(L, y, "regression", 100.0, 0.1)
     assert exact * (1 - 1e-6) <= res.solution.value <= exact * (1 + 1e-2)  # the gap certifies J within 1 %
     assert np.all(res.weights >= 0) and res.weights.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("capped", [False, True])
+def test_simplemkl_never_certifies_a_gap_from_a_capped_svm_solve(monkeypatch, capped):
+    import dataclasses
+
+    import tkbench.solvers.reduced_gradient as rg
+
+    if capped:
+        real = rg.solve_dual
+        monkeypatch.setattr(rg, "solve_dual", lambda *a, **k: dataclasses.replace(real(*a, **k), capped=True))
+    X, y = _data("classification")
+    L = Library(standard_library(2, widths=(0.5, 1.0, 2.0)), X)
+    res = simple_mkl(L, y, task="classification", C=10.0, tol=10.0, max_iter=3)
+    if capped:
+        assert not res.converged and res.n_svm_capped == res.n_svm_solves > 0
+        assert all(h.get("svm_capped") for h in res.history)
+    else:
+        assert res.converged and res.n_iter == 0 and res.n_svm_capped == 0

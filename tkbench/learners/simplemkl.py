@@ -65,6 +65,7 @@ class _MKLBase(BaseEstimator):
         self.converged_ = np.array([r.converged for r in results])
         self.gap_history_ = [r.history for r in results]
         self.n_svm_solves_ = int(sum(r.n_svm_solves for r in results))
+        self.n_svm_capped_ = int(sum(r.n_svm_capped for r in results))
 
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self, "weights_")
@@ -78,6 +79,7 @@ class _MKLBase(BaseEstimator):
         top = np.argsort(self.weights_[0])[::-1][:3]
         return {"n_iter": int(self.n_iter_.max()), "converged": bool(self.converged_.all()),
                 "relative_gap": float(last["relative_gap"]), "n_svm_solves": self.n_svm_solves_,
+                "n_svm_capped": self.n_svm_capped_,
                 "n_kernels": len(self.kernel_names_), "n_active": int(np.count_nonzero(self.weights_[0])),
                 "top_kernels": {self.kernel_names_[k]: float(self.weights_[0][k]) for k in top}}
 

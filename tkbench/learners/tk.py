@@ -144,6 +144,7 @@ class _TKBase(BaseEstimator):
         self.gap_history_ = [r.history for r, *_ in results]
         self.objective_ = np.array([r.primal for r, *_ in results])
         self.n_svm_solves_ = int(sum(r.n_svm_solves for r, *_ in results))
+        self.n_svm_capped_ = int(sum(getattr(r, "n_svm_capped", 0) for r, *_ in results))
         if len(results) == 1:  # binary / regression: plain arrays as in scikit-learn's SVMs
             self.P_, self.support_vectors_, self.support_ = self.P_[0], self.support_vectors_[0], self.support_[0]
             self.dual_coef_, self.gap_history_ = self.dual_coef_[0], self.gap_history_[0]
@@ -166,7 +167,8 @@ class _TKBase(BaseEstimator):
         last = self.gap_history_[-1] if self.P_.ndim == 2 else {}
         return {"n_iter": int(np.max(self.n_iter_)), "converged": bool(np.all(self.converged_)),
                 "relative_gap": float(last.get("relative_gap", np.nan)) if last else None,
-                "objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_, "q": 2 * self.q_,
+                "objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
+                "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,
                 "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
                 if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
                 **({"sdp_status": last["sdp_status"]} if last and "sdp_status" in last else {})}

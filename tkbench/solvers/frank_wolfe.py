@@ -11,7 +11,8 @@ with w = y * alpha (classification) or w = beta (regression), is solved by Frank
   P, so K_gamma = (1 - gamma) K_k + gamma K(S_k) needs no new kernel evaluation; phi'(gamma) =
   -1/2 w_gamma^T (K(S_k) - K_k) w_gamma (Danskin), and the root of phi' is found by safeguarded regula falsi;
 - stop when the duality gap OPT_A(P_k) - OPT_P(alpha_k) (which equals the Frank-Wolfe gap) relative to |OPT_A(P_k)|
-  falls below ``tol`` (1e-2 in the paper), or after ``max_iter`` iterations.
+  falls below ``tol`` (1e-2 in the paper), or after ``max_iter`` iterations. A gap computed from an SVM solve that
+  stopped at LIBSVM's iteration cap is not certified (its OPT_A is only a lower bound) and never ends the run.
 
 OPT_P(alpha_k) <= OPT* <= OPT_A(P_k) at every iteration: the history brackets the optimum.
 """
@@ -36,6 +37,7 @@ class FWResult:
     history: list[dict] = field(default_factory=list)
     n_svm_solves: int = 0
     n_kernel_evals: int = 0
+    n_svm_capped: int = 0  # SVM solves stopped at LIBSVM's iteration cap (see tkbench.solvers.svm)
 
     @property
     def primal(self) -> float:
@@ -72,12 +74,14 @@ def frank_wolfe(
     """
     T = float(size if trace is None else trace)
     svm_tol = min(1e-3, tol / 10) if svm_tol is None else svm_tol
-    solves = 0
+    solves = capped = 0
 
     def solve(K: np.ndarray) -> DualSolution:
-        nonlocal solves
+        nonlocal solves, capped
         solves += 1
-        return solve_dual(K, y, task=task, C=C, epsilon=epsilon, tol=svm_tol)
+        sol = solve_dual(K, y, task=task, C=C, epsilon=epsilon, tol=svm_tol)
+        capped += sol.capped
+        return sol
 
     P = np.eye(size) * (T / size)
     K = kernel(P)
@@ -96,7 +100,9 @@ def frank_wolfe(
         entry = {"iteration": it, "primal": primal, "dual": dual, "gap": gap, "relative_gap": rel,
                  "seconds": time.perf_counter() - t0}
         history.append(entry)
-        if rel <= tol:
+        if sol.capped:
+            entry["svm_capped"] = True
+        elif rel <= tol:
             converged = True
             break
         if it == max_iter:
@@ -112,7 +118,7 @@ def frank_wolfe(
             break  # no progress possible at this SVM accuracy
         P = (1 - gamma) * P + gamma * S
         K = (1 - gamma) * K + gamma * KS
-    return FWResult(P, sol, len(history) - 1, converged, history, solves, evals)
+    return FWResult(P, sol, len(history) - 1, converged, history, solves, evals, capped)
 
 
 def top_eigenpair(D: np.ndarray) -> tuple[float, np.ndarray]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -211,3 +212,15 @@ def test_report_notes_name_per_dataset_params_and_grids(write_config, tmp_path):
     md = (tmp_path / "report" / "report.md").read_text()
     assert "svm on liver: cache_size=300 (instead of the method's params)" in md
     assert "svm on liver: CV grid C in [10.0], gamma in [0.1] (instead of the method's grid)" in md
+
+
+def test_every_published_reproduction_has_its_rows_in_the_checkout():
+    """docs/reproduction/<name> is regenerated from results/<name>: in a clean clone (CI) the rows and the config
+    copy must be there, i.e. committed and not git-ignored (investigate_gas_turbine_size once was)."""
+    root = Path(__file__).resolve().parents[1]
+    published = sorted(p.name for p in (root / "docs" / "reproduction").iterdir() if p.is_dir())
+    assert published
+    for name in published:
+        folder = root / "results" / name
+        assert (folder / "config.yaml").is_file(), f"results/{name}/config.yaml missing (git-ignored?)"
+        assert any((folder / "rows").glob("*.json")), f"results/{name}/rows has no rows (git-ignored?)"

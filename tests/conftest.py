@@ -1,6 +1,7 @@
-"""Shared fixtures: small configs written to a temporary folder."""
+"""Shared fixtures: small configs written to a temporary folder; SVM solves forced to report the iteration cap."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +35,13 @@ def write_config(tmp_path: Path):
         return path
 
     return _write
+
+
+@pytest.fixture
+def cap_every_svm_solve(monkeypatch):
+    """``apply(module)``: every SVM solve the solver module makes reports that it stopped at LIBSVM's iteration cap
+    (the real solution, flagged ``capped``)."""
+    def apply(module):
+        real = module.solve_dual
+        monkeypatch.setattr(module, "solve_dual", lambda *a, **k: dataclasses.replace(real(*a, **k), capped=True))
+    return apply

@@ -133,20 +133,13 @@ def test_svm_solve_reports_libsvm_iteration_cap():
     assert cut.value < full.value
 
 
-def _always_capped(monkeypatch, module):
-    import dataclasses
-
-    real = module.solve_dual
-    monkeypatch.setattr(module, "solve_dual", lambda *a, **k: dataclasses.replace(real(*a, **k), capped=True))
-
-
 @pytest.mark.parametrize("capped", [False, True])
-def test_fw_never_certifies_a_gap_from_a_capped_svm_solve(monkeypatch, capped):
+def test_fw_never_certifies_a_gap_from_a_capped_svm_solve(cap_every_svm_solve, capped):
     """With a loose tol FW stops at iteration 0; when every SVM solve hit the cap it must not call that converged."""
     import tkbench.solvers.frank_wolfe as fw_module
 
     if capped:
-        _always_capped(monkeypatch, fw_module)
+        cap_every_svm_solve(fw_module)
     X, y = _small("classification", 30)
     a, b = box(2, 0.1)
     size = 2 * n_basis(2, 1, "x")

@@ -142,3 +142,17 @@ def test_cancer_subsample_that_stopped_clarabel_is_solved_to_the_frank_wolfe_opt
     # both certify an interval [dual, primal] around the same optimum; the SDP's is the wider one (its gap <= 1e-2)
     assert s["relative_gap"] <= 1e-2 and f["relative_gap"] <= 1e-5
     assert s["dual"] <= f["primal"] * (1 + 1e-9) and f["dual"] <= s["primal"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("capped", [False, True])
+def test_sdp_refit_capped_by_libsvm_certifies_nothing(cap_every_svm_solve, capped):
+    """The SDP route's convergence is the refitted SVM's gap on K(P*); a refit stopped at the cap cannot give it."""
+    import tkbench.learners.tk as tk_module
+    from tkbench.learners.registry import get_family
+
+    if capped:
+        cap_every_svm_solve(tk_module)
+    X, y = _problem("classification", m=20)
+    clf = tk_module.TKClassifier(C=1.0, delta=0.1, solver="sdp", tol=1.0).fit(X, y)
+    diag = get_family("tk").diagnostics(clf)
+    assert diag["n_svm_capped"] == int(capped) and diag["converged"] is (not capped)

@@ -183,14 +183,11 @@ def test_descent_does_not_stall_on_weights_near_zero(m, seed, tiny_start):
 
 
 @pytest.mark.parametrize("capped", [False, True])
-def test_simplemkl_never_certifies_a_gap_from_a_capped_svm_solve(monkeypatch, capped):
-    import dataclasses
-
+def test_simplemkl_never_certifies_a_gap_from_a_capped_svm_solve(cap_every_svm_solve, capped):
     import tkbench.solvers.reduced_gradient as rg
 
     if capped:
-        real = rg.solve_dual
-        monkeypatch.setattr(rg, "solve_dual", lambda *a, **k: dataclasses.replace(real(*a, **k), capped=True))
+        cap_every_svm_solve(rg)
     X, y = _data("classification")
     L = Library(standard_library(2, widths=(0.5, 1.0, 2.0)), X)
     res = simple_mkl(L, y, task="classification", C=10.0, tol=10.0, max_iter=3)

@@ -114,8 +114,9 @@ class _TKBase(BaseEstimator):
             entry = {"iteration": 0, "primal": float(sol.value), "dual": dual, "gap": float(sol.value) - dual,
                      "relative_gap": rel, "sdp_value": sdp.value, "sdp_status": sdp.status + (" (retried)" if sdp.retried else ""), "seconds": sdp.seconds}
             # converged = certified: the refitted SVM's duality gap on K(P*) (Clarabel often says
-            # "optimal_inaccurate" for solutions whose certified gap is 1e-7)
-            res = FWResult(sdp.P, sol, 0, bool(rel <= float(self.tol)), [entry], 1, 1)
+            # "optimal_inaccurate" for solutions whose certified gap is 1e-7); a capped refit certifies nothing
+            res = FWResult(sdp.P, sol, 0, bool(rel <= float(self.tol) and not sol.capped), [entry], 1, 1,
+                           n_svm_capped=int(sol.capped))
         sv = res.solution.support
         coef = res.solution.w[sv] / scale
         intercept = float(res.solution.intercept)
@@ -144,7 +145,7 @@ class _TKBase(BaseEstimator):
         self.gap_history_ = [r.history for r, *_ in results]
         self.objective_ = np.array([r.primal for r, *_ in results])
         self.n_svm_solves_ = int(sum(r.n_svm_solves for r, *_ in results))
-        self.n_svm_capped_ = int(sum(getattr(r, "n_svm_capped", 0) for r, *_ in results))
+        self.n_svm_capped_ = int(sum(r.n_svm_capped for r, *_ in results))
         if len(results) == 1:  # binary / regression: plain arrays as in scikit-learn's SVMs
             self.P_, self.support_vectors_, self.support_ = self.P_[0], self.support_vectors_[0], self.support_[0]
             self.dual_coef_, self.gap_history_ = self.dual_coef_[0], self.gap_history_[0]

@@ -100,6 +100,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             if parts:
                 notes.append(f"Paper ({reference.title}), {ds.label} at full size: " + ", ".join(parts)
                              + (f"; hardware: {reference.data['hardware']}" if reference.data.get("hardware") else ""))
+    notes += _size_notes(res, reference)
     notes += _sdp_notes(res) + checks.convergence_notes(res) + checks.grid_edge_notes(res)
     if res.stale:
         notes.append(f"{res.stale} stored row(s) from an earlier version of the config were ignored.")
@@ -116,6 +117,31 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                          f"tkbench {first.get('tkbench_version')} at {', '.join(shas)}; "
                          f"scikit-learn {first.get('packages', {}).get('scikit-learn')}.")
     return notes
+
+
+def _size_notes(res: Results, reference: Reference | None) -> list[str]:
+    """Our training / test sizes beside the paper's where its reference file lists them (``datasets: {name: {m,
+    m_test}}``, e.g. paper 003 Table 2) and they differ by more than 2 %: a paper may say "80/20" in its text and
+    list other sizes in its table. Ours are the largest training part any method of the cell saw (a method's
+    ``max_train`` cap is a note of its own) and the test part."""
+    if reference is None or res.rows.empty or "n_train" not in res.rows or res.experiment.kind != "accuracy":
+        return []
+    sizes = reference.data.get("datasets") or {}
+    names = _ref_names(res)
+    ok = res.rows[res.rows["status"] == "ok"]
+    parts = []
+    for ds in res.experiment.datasets:
+        paper = sizes.get(names["datasets"][ds.label])
+        rows = ok[ok["dataset"] == ds.label]
+        if not isinstance(paper, dict) or "m" not in paper or "m_test" not in paper or rows.empty:
+            continue
+        m, m_test = int(rows["n_train"].max()), int(rows["n_test"].max())
+        if abs(m - paper["m"]) > 0.02 * paper["m"] or abs(m_test - paper["m_test"]) > 0.02 * paper["m_test"]:
+            parts.append(f"{ds.label} m = {m}, m_t = {m_test} (paper {paper['m']}, {paper['m_test']})")
+    if not parts:
+        return []
+    return [f"Training / test sizes differ from the paper's table ({reference.title}): " + "; ".join(parts)
+            + f". Ours split every dataset by the protocol's test fraction {res.experiment.protocol.test_fraction}."]
 
 
 def _sdp_notes(res: Results) -> list[str]:

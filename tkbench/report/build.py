@@ -70,7 +70,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
         if m.max_train is not None:
             caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
             notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
-                         + " of each split's training part (cost); tested on the full test part")
+                         + " of each split's training part (a seeded subset); tested on the full test part")
         if isinstance(m.splits, int) and m.splits < p.splits and exp.kind != "scaling":
             notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
         elif isinstance(m.splits, dict) and exp.kind != "scaling":
@@ -300,7 +300,7 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         from tkbench.report.tables import metric_tables
 
         tables = metric_tables(summary, reference, _ref_names(res))
-        summary.drop(columns=["errors"]).to_csv(out / "summary.csv", index=False)
+        summary.drop(columns=["errors"]).to_csv(out / "summary.csv", index=False, float_format="%.10g")
     if exp.kind == "scaling" and not res.rows.empty:
         vary = exp.scaling.vary if exp.scaling is not None else None
         order = _dataset_order(res)  # tables and figures in the config's order
@@ -308,7 +308,7 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         images, slopes = plots.scaling_plots(in_order, out, size_label=vary.size if vary is not None else None)
         if not slopes.empty:
             tables.append(_slope_table(res, slopes, reference))
-            slopes.to_csv(out / "slopes.csv", index=False)
+            slopes.to_csv(out / "slopes.csv", index=False, float_format="%.10g")  # stable across BLAS builds
         times = _time_table(res)
         if times is not None:
             tables.append(times)

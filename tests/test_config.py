@@ -56,6 +56,7 @@ BAD = [
     ("per_dataset_grid for an unknown dataset",
      lambda c: c["methods"][0].update(per_dataset_grid={"pima": {"C": [1.0]}}),
      "methods[0].per_dataset_grid.pima", "the label of a dataset of this config"),
+    ("unknown scaler", lambda c: c["methods"][0].update(scaler="robust"), "methods[0].scaler", "'log_minmax'"),
     ("missing reference file", lambda c: c.update(reference="nowhere/table.yaml"), "reference", "nowhere"),
 ]
 

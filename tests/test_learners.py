@@ -102,3 +102,54 @@ def test_every_visible_family_has_valid_default_grid():
     for fam in visible_families():
         names = fam.param_names(fam.tasks[0])
         assert set(fam.default_grid) <= names, fam.name
+
+
+def test_heavy_tail_scalers_are_monotone_fitted_on_training_rows_and_land_in_unit_interval():
+    """log_minmax and quantile (tkbench.learners.scalers) keep TK's [0, 1] range on heavy-tailed columns."""
+    from tkbench.learners.scalers import SCALERS, make_scaler
+
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.standard_cauchy((200, 3))) * [1.0, 300.0, 1e4]
+    train, test = X[:150], X[150:]
+    for kind in ("log_minmax", "quantile"):
+        assert kind in SCALERS
+        scaler = make_scaler(kind).fit(train)
+        Z = scaler.transform(train)
+        assert Z.min() >= 0.0 and Z.max() <= 1.0 + 1e-12, kind
+        for j in range(3):  # monotone per column: the training rows keep their order
+            order = np.argsort(train[:, j], kind="stable")
+            assert np.all(np.diff(Z[order, j]) >= -1e-12), kind
+        # heavy tails no longer squeeze the bulk next to 0 (min-max puts the median near 0)
+        assert np.median(Z, axis=0).min() > 0.1, kind
+        np.testing.assert_allclose(scaler.transform(test), clone(make_scaler(kind)).fit(train).transform(test))
+    # the CDF scaler maps the training median to about 1/2; log_minmax is exact against the formula
+    np.testing.assert_allclose(np.median(make_scaler("quantile").fit_transform(train), axis=0), 0.5, atol=0.01)
+    L = np.log1p(train)
+    np.testing.assert_allclose(make_scaler("log_minmax").fit_transform(train), (L - L.min(0)) / (L.max(0) - L.min(0)))
+    # a quantile scaler fitted on fewer rows than its default 1000 quantiles works without warnings
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_scaler("quantile").fit(train[:20])
+
+
+def test_log_minmax_refuses_negative_features_with_a_clear_error():
+    from tkbench.learners.scalers import make_scaler
+
+    X = np.ones((10, 3))
+    X[4, 2] = -2.5
+    with pytest.raises(ValueError, match=r"column 2 has minimum -2.5.*'quantile'"):
+        make_scaler("log_minmax").fit(X)
+    with pytest.raises(ValueError, match="unknown scaler 'robust'"):
+        make_scaler("robust")
+
+
+def test_config_scaler_reaches_the_composed_estimator():
+    from tkbench.learners.scalers import LogMinMaxScaler
+
+    est = make_estimator(get_family("tk"), "classification", scaler="log_minmax")
+    assert isinstance(est.named_steps["scale"], LogMinMaxScaler)
+    X, y = _data("classification")
+    X = np.abs(X)
+    est.set_params(model__C=10.0).fit(X[:100], y[:100])
+    assert est.score(X[100:], y[100:]) > 0.6

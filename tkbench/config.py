@@ -108,7 +108,8 @@ class MethodEntry(_Strict):
     max_train: int | dict[str, int] | None = Field(
         None, description="train this method on at most this many rows of each split's training part (seeded; "
         "the test part is unchanged), or {dataset label: rows}; the report says so")
-    scaler: Literal["none", "minmax", "standard"] | None = None
+    scaler: Literal["none", "minmax", "standard", "log_minmax", "quantile"] | None = Field(
+        None, description="input pre-processing, fitted on the training rows (default: the family's own)")
     target_scaler: Literal["none", "standard"] | None = None
     reference: str | None = Field(None, description="the method's key in the reference file (default: name)")
 

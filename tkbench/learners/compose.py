@@ -13,15 +13,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import MinMaxScaler, StandardScaler
+from sklearn.preprocessing import StandardScaler
 
 from tkbench.learners.registry import Family
+from tkbench.learners.scalers import make_scaler
 
 MODEL_STEP = "model"
-
-
-def _scaler(kind: str):
-    return {"minmax": MinMaxScaler(), "standard": StandardScaler(), "none": "passthrough"}[kind]
 
 
 def make_estimator(
@@ -36,7 +33,7 @@ def make_estimator(
 ) -> BaseEstimator:
     """The full, unfitted estimator of a method: ``[target scaling] -> input scaling -> family estimator``."""
     model = family.build(task, solver or family.default_solver, dict(params or {}), random_state)
-    pipe = Pipeline([("scale", _scaler(scaler or family.scaler)), (MODEL_STEP, model)])
+    pipe = Pipeline([("scale", make_scaler(scaler or family.scaler)), (MODEL_STEP, model)])
     if task == "regression" and (target_scaler or family.target_scaler) == "standard":
         return TransformedTargetRegressor(regressor=pipe, transformer=StandardScaler())
     return pipe

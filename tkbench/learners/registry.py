@@ -11,8 +11,9 @@ from typing import Any
 
 from sklearn.base import BaseEstimator
 
+from tkbench.learners.scalers import SCALERS
+
 TASKS = ("classification", "regression")
-SCALERS = ("none", "minmax", "standard")
 
 
 @dataclass(frozen=True)

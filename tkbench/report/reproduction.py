@@ -40,6 +40,7 @@ ENTRIES = (
     Entry("tkl2021_table2", "Paper 003, Table 2: TKL, SimpleMKL, neural net, random forest on six UCI sets"),
     Entry("investigate_gas_turbine_size", "Checked: Gas Turbine MSE against the number of training rows (TKL, RF, NN)"),
     Entry("investigate_airfoil_tk", "Checked: Airfoil TKL at fixed (C, delta), with 5-fold CV, and on fewer rows"),
+    Entry("investigate_hill_valley_tk", "Checked: Hill-Valley TKL under min-max, log then min-max, and quantile scaling"),
     Entry("tkl2021_convergence", "Paper 003, Figure 2: Frank-Wolfe duality gap against iteration"),
     Entry("tkl2021_scaling", "Paper 003, Figure 3: Frank-Wolfe time against m and q (CCPP)", ("results/bench_tk_scaling",),
           jobs=1),

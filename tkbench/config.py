@@ -108,8 +108,8 @@ class MethodEntry(_Strict):
     max_train: int | dict[str, int] | None = Field(
         None, description="train this method on at most this many rows of each split's training part (seeded; "
         "the test part is unchanged), or {dataset label: rows}; the report says so")
-    scaler: Literal["none", "minmax", "standard", "log_minmax", "quantile"] | None = Field(
-        None, description="input pre-processing, fitted on the training rows (default: the family's own)")
+    scaler: str | None = Field(None, description="input pre-processing, fitted on the training rows (default: the "
+                               "family's own); one of tkbench.learners.scalers.SCALERS")
     target_scaler: Literal["none", "standard"] | None = None
     reference: str | None = Field(None, description="the method's key in the reference file (default: name)")
 
@@ -316,6 +316,7 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     from tkbench.data import registry as data_registry
     from tkbench.data import synthetic
     from tkbench.learners.registry import FAMILIES
+    from tkbench.learners.scalers import SCALERS
 
     problems: list[tuple[str, Any, str]] = []
     labels: dict[str, int] = {}
@@ -344,6 +345,8 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         if m.name in names:
             problems.append((f"{where}.name", m.name, f"a unique method name (same as methods[{names[m.name]}])"))
         names[m.name] = j
+        if m.scaler is not None and m.scaler not in SCALERS:
+            problems.append((f"{where}.scaler", m.scaler, f"one of the scalers: {', '.join(map(repr, SCALERS))}"))
         if exp.kind == "density":
             problems.extend(_density_method_problems(where, m))
             continue

@@ -192,6 +192,22 @@ class Library:
         return out
 
 
+    def frobenius_products(self, M: np.ndarray) -> np.ndarray:
+        """(<M, K_k>_F)_k for an m x m matrix M (NKRR's gradient, paper 001 Prop. 1), from the cached stack or in
+        row blocks of each kernel. Non-TK kernels only (a TK kernel's products need D of a rank-1 M)."""
+        if self.tk:
+            raise NotImplementedError("Frobenius products with TK kernels of a library are not implemented")
+        if self._stack is not None:
+            return self._stack.reshape(len(self.other), -1) @ M.ravel()
+        out = np.zeros(len(self.kernels))
+        step = max(1, _BLOCK_BYTES // (8 * len(self.X)))
+        for start in range(0, len(self.X), step):
+            rows = slice(start, start + step)
+            for k in self.other:
+                out[k] += self.scale[k] * float(np.sum(self.kernels[k].raw(self.X[rows], self.X) * M[rows]))
+        return out
+
+
 def _stack_quadratic_forms(stack: np.ndarray, active: np.ndarray, wa: np.ndarray) -> np.ndarray:
     """(w_A^T K_k[A, A] w_A)_k for a cached (L, m, m) stack and the support A of w (a^2 L reads, not m^2 L)."""
     from tkbench.kernels._library_numba import stack_quadratic_forms

@@ -279,3 +279,44 @@ def test_top_level_exports():
 
     for name in ("NKRRClassifier", "NKRRRegressor", "KRRClassifier", "TKClassifier", "SimpleMKLRegressor"):
         assert isinstance(getattr(tkbench, name), type)
+
+
+def test_landscape_experiment_runs_and_reports(write_config, tmp_path):
+    """kind 'landscape' (paper 001 Figure 1): F over a grid of two kernel weights, its bound, the concave share."""
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.store import ResultStore
+    from tkbench.config import load_config
+    from tkbench.report.build import build_report
+
+    cfg = {"name": "land", "kind": "landscape", "landscape": {"points": 5}, "protocol": {"splits": 1},
+           "datasets": [{"name": "sonar", "features": [0, 1]}],
+           "methods": [{"name": f"lam{lam}", "family": "nkrr",
+                        "params": {"degree": 2, "constant": False, "lam": lam}} for lam in (1.0, 100.0)]}
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    assert outcome.counts == {"ok": 2}
+    rows = {r["method"]: r for r in ResultStore(tmp_path).rows()}
+    for lam, row in ((1.0, rows["lam1.0"]), (100.0, rows["lam100.0"])):
+        values = np.array(row["landscape"]["values"])
+        assert values.shape == (5, 5) and values[0, 0] == pytest.approx(208.0 / lam)  # F(0) = ||y||^2 / lambda
+        assert row["objective_max"] <= 208.0 / lam + 1e-9 and row["argmin"] == [1.0, 1.0]
+    assert rows["lam100.0"]["concave_fraction"] > rows["lam1.0"]["concave_fraction"]
+    files = build_report(tmp_path, formats=["md"])
+    assert any(p.name == "landscape_sonar.png" for p in files)
+    assert "negative Hessian eigenvalue" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_landscape_config_errors(write_config):
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    base = {"name": "land", "kind": "landscape", "datasets": [{"name": "sonar", "features": [0, 1]}]}
+    for methods, where in [([{"name": "rf", "family": "random_forest"}], "methods[0].family"),
+                           ([{"name": "n", "family": "nkrr", "grid": {"lam": [1.0]}}], "methods[0].grid")]:
+        with pytest.raises(ConfigError, match=where.replace("[", r"\[").replace("]", r"\]")):
+            load_config(write_config({**base, "methods": methods}))
+    with pytest.raises(ConfigError, match="features"):
+        load_config(write_config({**base, "datasets": [{"name": "sonar", "features": [-1]}],
+                                  "methods": [{"name": "n", "family": "nkrr"}]}))
+    with pytest.raises(ConfigError, match="landscape"):
+        load_config(write_config({**base, "kind": "accuracy", "landscape": {"points": 5},
+                                  "methods": [{"name": "n", "family": "nkrr"}]}))

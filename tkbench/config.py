@@ -5,6 +5,7 @@ Example::
     name: smoke
     kind: accuracy              # accuracy (tables) | scaling (time vs size) | convergence (solver traces)
                                 # | surface (2-feature data: tables + decision surfaces on a grid)
+                                # | landscape (a family's objective over two kernel weights, paper 001 Fig. 1)
                                 # | density (kernel classes fitted to the optimal kernel matrix, paper 000 Fig. 2;
                                 #   methods name kernel classes: tk, gpk, gaussian_sum)
     reference: reference/tkl2021_table2.yaml   # optional paper numbers, relative to this file or configs/
@@ -73,6 +74,15 @@ class DatasetEntry(_Strict):
     splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits here "
                                "(an expensive dataset; the report says so)")
     reference: str | None = Field(None, description="the dataset's key in the reference file (default: alias)")
+    features: list[int] | None = Field(None, min_length=1, description="use only these feature columns "
+                                       "(0-based indices into the dataset's features, e.g. [0, 1])")
+
+    @field_validator("features")
+    @classmethod
+    def _features(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None and (min(v) < 0 or len(set(v)) != len(v)):
+            raise ValueError("distinct column indices >= 0")
+        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -148,15 +158,32 @@ class Scaling(_Strict):
         return v
 
 
+class Landscape(_Strict):
+    """The grid of a ``landscape`` experiment: a family's learning objective over two kernel weights."""
+
+    low: float = Field(0.0, description="lowest value of each weight")
+    high: float = Field(1.0, description="highest value of each weight")
+    points: int = Field(41, ge=3, le=401, description="grid points per axis")
+    hessian: bool = Field(True, description="also the smallest Hessian eigenvalue at each grid point (convexity)")
+
+    @model_validator(mode="after")
+    def _range(self) -> Landscape:
+        if not self.high > self.low:
+            raise ValueError(f"high ({self.high}) must be greater than low ({self.low})")
+        return self
+
+
 class Experiment(_Strict):
     name: str
     description: str = ""
-    kind: Literal["accuracy", "scaling", "convergence", "surface", "density"] = "accuracy"
+    kind: Literal["accuracy", "scaling", "convergence", "surface", "density", "landscape"] = "accuracy"
     reference: str | None = Field(None, description="paper reference YAML, relative to the config or configs/")
     protocol: Protocol = Field(default_factory=Protocol)
     datasets: list[DatasetEntry] = Field(min_length=1)
     methods: list[MethodEntry] = Field(min_length=1)
     scaling: Scaling | None = None
+    landscape: Landscape | None = Field(None, description="kind 'landscape': the weight grid (default 0..1, 41 "
+                                        "points per axis)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
 
     @field_validator("name")
@@ -170,6 +197,8 @@ class Experiment(_Strict):
             raise ValueError("kind 'scaling' needs a 'scaling' section (sizes, repeats, vary)")
         if self.kind != "scaling" and self.scaling is not None:
             raise ValueError(f"a 'scaling' section only goes with kind 'scaling', not {self.kind!r}")
+        if self.kind != "landscape" and self.landscape is not None:
+            raise ValueError(f"a 'landscape' section only goes with kind 'landscape', not {self.kind!r}")
         return self
 
     # the file the experiment came from (set by load_config; not part of the YAML)
@@ -355,6 +384,12 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             visible = sorted(f for f, v in FAMILIES.items() if not v.hidden)
             problems.append((f"{where}.family", m.family, f"one of the method families: {', '.join(visible)}"))
             continue
+        if exp.kind == "landscape" and fam.landscape is None:
+            able = sorted(f for f, v in FAMILIES.items() if v.landscape is not None)
+            problems.append((f"{where}.family", m.family, f"a family with an objective landscape: {', '.join(able)}"))
+            continue
+        if exp.kind == "landscape" and m.grid:
+            problems.append((f"{where}.grid", m.grid, "no CV grid in a landscape experiment (nothing is trained)"))
         if m.solver is not None and m.solver not in fam.solvers:
             problems.append((f"{where}.solver", m.solver, f"a solver of family {m.family!r}: {', '.join(fam.solvers)}"))
             continue

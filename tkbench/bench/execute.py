@@ -5,6 +5,7 @@ exception becomes a ``failed`` row with its traceback.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import resource
@@ -18,7 +19,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from tkbench.bench.tuning import select_params
-from tkbench.data import load_dataset, train_test_indices, training_subset
+from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.learners import get_family, make_estimator
 from tkbench.learners.compose import fitted_model, set_model_params
 
@@ -79,6 +80,28 @@ def metrics(task: str, y_true: np.ndarray, y_pred: np.ndarray, prefix: str = "")
     return out
 
 
+def select_features(ds: Dataset, features) -> Dataset:
+    """The dataset restricted to the feature columns ``features`` (0-based; None: all of them)."""
+    if features is None:
+        return ds
+    n = ds.X.shape[1]
+    bad = [f for f in features if not 0 <= int(f) < n]
+    if bad:
+        raise ValueError(f"features {list(features)}: dataset {ds.name!r} has {n} features (indices 0..{n - 1})")
+    cols = [int(f) for f in features]
+    return dataclasses.replace(ds, X=np.ascontiguousarray(ds.X[:, cols]),
+                               feature_names=[ds.feature_names[c] for c in cols])
+
+
+def rmse_pm1(estimator, X: np.ndarray, y: np.ndarray) -> float:
+    """Root mean squared error of the decision values against the labels coded -1 / +1 (+1: ``classes_[1]``):
+    the regression error of a classifier trained by regression on +-1 labels (kernel ridge regression, NKRR in
+    paper 001). For a margin classifier (SVM) it measures calibration, not its training criterion."""
+    scores = np.asarray(estimator.decision_function(X), dtype=float)
+    signed = np.where(y == estimator.classes_[1], 1.0, -1.0)
+    return float(np.sqrt(np.mean((scores - signed) ** 2)))
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -89,7 +112,12 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
 
         run_density(spec, row)
         return
-    ds = load_dataset(spec["dataset"], spec["options"])
+    if spec["kind"] == "landscape":  # no learner: a family's objective over a grid of two kernel weights
+        from tkbench.bench.landscape import run_landscape
+
+        run_landscape(spec, row)
+        return
+    ds = select_features(load_dataset(spec["dataset"], spec["options"]), spec.get("features"))
     train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=spec["seed"],
                                      stratify=spec["stratify"], subsample=spec.get("subsample"))
     if spec.get("size") is not None and (spec["kind"] == "scaling" or int(spec["size"]) < len(train)):
@@ -126,6 +154,8 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
     row["predict_seconds"] = time.perf_counter() - t0
     row.update(metrics(ds.task, y_test, y_pred))
     row.update(metrics(ds.task, y_train, estimator.predict(X_train), prefix="train_"))
+    if ds.task == "classification" and ds.n_classes == 2 and hasattr(estimator, "decision_function"):
+        row["rmse_pm1"] = rmse_pm1(estimator, X_test, y_test)
 
     model = fitted_model(estimator)
     row["diagnostics"] = family.diagnostics(model) if family.diagnostics else {}

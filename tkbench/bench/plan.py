@@ -15,11 +15,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tkbench.config import Experiment
+from tkbench.config import Experiment, Landscape
 from tkbench.data import dataset_fingerprint, split_seed, task_of
 from tkbench.learners import get_family
 
 RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
+OPTIONAL_FIELDS = ("features", "landscape")
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,17 @@ class RunSpec:
     test_size: int | None = None
     vary: dict[str, Any] | None = None
     trace: bool = False
+    features: tuple[int, ...] | None = None  # a dataset's feature columns (None: all)
+    landscape: dict[str, Any] | None = None  # kind 'landscape': the weight grid
     key: str = field(default="", compare=False)
 
     def identity(self) -> dict[str, Any]:
         d = asdict(self)
         for k in ("experiment", "label", "timeout", "blas_threads", "key", "method"):
             d.pop(k)
+        for k in OPTIONAL_FIELDS:  # fields added after rows were stored: absent when unset, so old keys hold
+            if d[k] is None:
+                d.pop(k)
         d["schema"] = RUN_SCHEMA
         return d
 
@@ -98,15 +104,17 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
                 specs.extend(_density_specs(exp, ds, m, task, fp, n_splits))
                 continue
             fam = get_family(m.family)
-            grid = {} if exp.kind == "scaling" else dict(fam.default_grid if m.grid is None else m.grid)
-            if exp.kind != "scaling" and ds.label in m.per_dataset_grid:
+            fixed = exp.kind in ("scaling", "landscape")  # fixed parameters, no CV
+            grid = {} if fixed else dict(fam.default_grid if m.grid is None else m.grid)
+            if not fixed and ds.label in m.per_dataset_grid:
                 grid = dict(m.per_dataset_grid[ds.label])
             params = {**m.params, **m.per_dataset.get(ds.label, {})}
             if any(k not in applicable(fam, task, m.solver) for k in params):  # e.g. epsilon on a classifier
                 params = {k: v for k, v in params.items() if k in applicable(fam, task, m.solver)}
             base = _common(exp, ds, m, task, fp, solver=m.solver or fam.default_solver, params=params, grid=grid,
                            scaler=m.scaler or fam.scaler, target_scaler=m.target_scaler or fam.target_scaler,
-                           trace=exp.kind == "convergence")
+                           trace=exp.kind == "convergence",
+                           landscape=(exp.landscape or Landscape()).model_dump() if exp.kind == "landscape" else None)
             if exp.kind == "scaling":
                 sc = exp.scaling
                 repeats = sc.repeats if splits is None else min(splits, sc.repeats)
@@ -141,7 +149,8 @@ def _common(exp: Experiment, ds, m, task: str, fp: str, **fields) -> dict[str, A
     return dict(experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
                 fingerprint=fp, task=task, method=m.name, family=m.family, test_fraction=proto.test_fraction,
                 cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
-                blas_threads=proto.blas_threads, timeout=proto.timeout) | fields
+                blas_threads=proto.blas_threads, timeout=proto.timeout,
+                features=None if ds.features is None else tuple(ds.features)) | fields
 
 
 def _density_specs(exp: Experiment, ds, m, task: str, fp: str, n_splits: int) -> list[RunSpec]:

@@ -201,7 +201,7 @@ def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], ou
     for (ds, m), rs in cells.items():
         good = [r for r in rs if r.get("status") == "ok"]
         metric = good[0]["metric"] if good else ""
-        mean = sum(r[metric] for r in good) / len(good) if good else float("nan")
+        mean = sum(float(r.get(metric, "nan")) for r in good) / len(good) if good else float("nan")
         fit = sum(r["fit_seconds"] for r in good) / len(good) if good else float("nan")
         bad = Counter(r.get("status") for r in rs if r.get("status") != "ok")
         table.add_row(ds, m, str(len(good)), ", ".join(f"{n} {k}" for k, n in bad.items()) or "0", metric,

@@ -233,6 +233,7 @@ register(Family(
     diagnostics=lambda model: model.diagnostics(),
     trace=lambda model: [dict(h) for h in model.history_[0]],
     reference="Cortes, Mohri & Rostamizadeh, NIPS 2009 (paper 001), Algorithm 1",
+    landscape=lambda *args, **kw: nkrr_landscape(*args, **kw),
 ))
 
 register(Family(
@@ -247,3 +248,24 @@ register(Family(
 ))
 
 __all__ = ["KRRClassifier", "NKRRClassifier", "NKRRRegressor"]
+
+
+def nkrr_landscape(task: str, params: dict, X: np.ndarray, y: np.ndarray, axis: np.ndarray,
+                   hessian: bool = True) -> dict:
+    """F(mu1, mu2) of Eq. (10) on the grid axis x axis (values[i][j] at mu = (axis[j], axis[i])) and the smallest
+    eigenvalue of its Hessian there: paper 001 Figure 1. The base set must have exactly two kernels."""
+    from tkbench.solvers.projected_gradient import NKRRObjective
+
+    model = NKRRRegressor(**params)
+    model._check_params()
+    kernels = make_base_kernels(model.base, X, constant=bool(model.constant), width=float(model.width),
+                                widths=model.widths, degrees=model.degrees, per_feature=bool(model.per_feature))
+    if kernels.p != 2:
+        raise ValueError(f"a landscape needs exactly 2 base kernels, this base set has {kernels.p} ({kernels.names});"
+                         " select two features (dataset 'features') and set constant: false")
+    objective = NKRRObjective(kernels, y, float(model.lam), int(model.degree))
+    values = [[objective.value(np.array([a, b]))[0] for a in axis] for b in axis]
+    eig = [[float(np.linalg.eigvalsh(objective.hessian(np.array([a, b])))[0]) for a in axis] for b in axis] \
+        if hessian else None
+    return {"values": values, "min_eigenvalue": eig, "kernel_names": list(kernels.names),
+            "bound": float(y @ y) / float(model.lam)}

@@ -27,6 +27,9 @@ class Family:
     ``trace(model)`` returns the per-iteration solver trace (a list of dicts) for convergence experiments.
     ``warmup(threads)``: called in the run's process before CV and the timed fit: sets compiled-code threads and
     loads compiled code, so that one-time costs are not counted as fit time.
+    ``landscape(task, params, X, y, grid)``: the family's learning objective over a grid of two kernel weights
+    (``grid`` is the 1-D axis; returns ``{"values": 2-D list, "min_eigenvalue": 2-D list or None, ...}``), for
+    ``landscape`` experiments (paper 001 Figure 1).
     ``warm_start``: the model has a scikit-learn ``warm_start`` parameter and CV may fit one model along the grid
     within a fold, each fit starting from the previous solution (SimpleMKL's kernel weights).
     """
@@ -47,6 +50,7 @@ class Family:
     hidden: bool = False
     warm_start: bool = False
     warmup: Callable[[int], None] | None = None
+    landscape: Callable[..., dict[str, Any]] | None = None
 
     @property
     def default_solver(self) -> str:

@@ -38,6 +38,11 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
         notes.append(f"Protocol: {p.splits} random balanced draw(s) of the points (seed {p.seed}), scaled to "
                      "[0, 1]^n; K* = y y^T (Theorem 10 with sum y = 0); solved by cvxpy "
                      f"({', '.join(sorted({m.solver or 'clarabel' for m in exp.methods}))}); nothing is trained.")
+    elif exp.kind == "landscape":
+        grid = exp.landscape
+        lo, hi, pts = (grid.low, grid.high, grid.points) if grid else (0.0, 1.0, 41)
+        notes.append(f"Landscape: every dataset's rows (no split), pre-processed by each method's scaler; the "
+                     f"objective on a {pts} x {pts} grid of [{lo:g}, {hi:g}]^2; nothing is trained.")
     elif exp.kind != "scaling":
         fixed = [m.name for m in exp.methods if m.grid == {}]
         tuning = ("fixed hyper-parameters (no CV)" if len(fixed) == len(exp.methods) else
@@ -318,6 +323,13 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         images = plots.convergence_plots(res.rows, out)
     if exp.kind == "surface" and not res.rows.empty:
         images = plots.surface_plots(res.rows, out)
+    if exp.kind == "landscape" and not res.rows.empty:
+        from tkbench.report.landscape import landscape_plots, landscape_table
+
+        order = {m.name: i for i, m in enumerate(exp.methods)}  # the config's order
+        in_order = res.rows.sort_values("method", key=lambda s: s.map(order), kind="stable")
+        tables.append(landscape_table(in_order))
+        images = landscape_plots(in_order, out)
     if exp.kind == "density" and not res.rows.empty:
         from tkbench.report.density import density_plots, density_table
 

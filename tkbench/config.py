@@ -158,6 +158,13 @@ class Scaling(_Strict):
         return v
 
 
+class Comparison(_Strict):
+    """Paired comparisons on shared splits: each of ``methods`` against the best of ``against`` per dataset."""
+
+    methods: list[str] = Field(min_length=1, description="methods to compare")
+    against: list[str] = Field(min_length=1, description="the reference group; per dataset its best mean is used")
+
+
 class Landscape(_Strict):
     """The grid of a ``landscape`` experiment: a family's learning objective over two kernel weights."""
 
@@ -184,6 +191,8 @@ class Experiment(_Strict):
     scaling: Scaling | None = None
     landscape: Landscape | None = Field(None, description="kind 'landscape': the weight grid (default 0..1, 41 "
                                         "points per axis)")
+    compare: list[Comparison] = Field(default_factory=list, description="paired comparisons reported beside the "
+                                      "tables (wins / ties / losses over the shared splits, Wilcoxon signed-rank)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
 
     @field_validator("name")
@@ -464,6 +473,14 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
               and exp.scaling.vary.param not in allowed):
             problems.append(("scaling.vary.param", exp.scaling.vary.param,
                              f"a parameter of every method's family ({m.family}: {', '.join(sorted(allowed))})"))
+    for c, comp in enumerate(exp.compare):
+        for part in ("methods", "against"):
+            for name in getattr(comp, part):
+                if name not in names:
+                    problems.append((f"compare[{c}].{part}", name, f"a method of this config: {', '.join(names)}"))
+    if exp.compare and exp.kind != "accuracy":
+        problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
+                         "experiment only"))
     if exp.kind == "scaling" and exp.scaling is not None:
         for j, m in enumerate(exp.methods):
             if m.grid:

@@ -21,7 +21,9 @@ from tkbench.config import Experiment
 from tkbench.errors import TkbenchError
 
 STATUSES = ("ok", "failed", "timeout", "crashed")
-HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "mse": False, "mae": False, "r2": True}
+HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "mse": False, "mae": False, "r2": True,
+                    "rmse_pm1": False}
+EXTRA_METRICS = ("rmse_pm1",)  # reported in a table of their own when the rows have them
 
 
 @dataclass
@@ -67,6 +69,7 @@ def summarize(res: Results) -> pd.DataFrame:
     """One line per (dataset, method) in config order."""
     exp = res.experiment
     out: list[dict[str, Any]] = []
+    extras = [c for c in EXTRA_METRICS if c in res.rows and res.rows[c].notna().any()]
     for ds in exp.datasets:
         for m in exp.methods:
             planned = res.planned[(res.planned["dataset"] == ds.label) & (res.planned["method"] == m.name)]
@@ -82,7 +85,7 @@ def summarize(res: Results) -> pd.DataFrame:
             for status in STATUSES[1:]:
                 line[f"n_{status}"] = int((cell["status"] == status).sum()) if not cell.empty else 0
             line["n_missing"] = len(planned) - len(cell)
-            for col in (metric, "fit_seconds", "cv_seconds", "predict_seconds"):
+            for col in (metric, "fit_seconds", "cv_seconds", "predict_seconds", *extras):
                 mean, std = mean_std(ok[col]) if col in ok else (float("nan"), float("nan"))
                 name = "metric" if col == metric else col.removesuffix("_seconds")
                 line[f"{name}_mean"], line[f"{name}_std"] = mean, std

@@ -305,6 +305,12 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         from tkbench.report.tables import metric_tables
 
         tables = metric_tables(summary, reference, _ref_names(res))
+        from tkbench.report.paired import paired_tables
+
+        tables += paired_tables(res, summary)
+        fits = checks.final_fit_table(res) if exp.kind == "accuracy" else None
+        if fits is not None:
+            tables.append(fits)
         summary.drop(columns=["errors"]).to_csv(out / "summary.csv", index=False, float_format="%.10g")
     if exp.kind == "scaling" and not res.rows.empty:
         vary = exp.scaling.vary if exp.scaling is not None else None

@@ -78,3 +78,36 @@ def convergence_notes(res) -> list[str]:
         notes.append(f"{method} on {ds}: {len(stopped)} of {len(diags)} final fits stopped before the duality-gap "
                      f"tolerance{tol}" + (f" (largest relative gap left {max(gaps):.2g})" if gaps else "") + ".")
     return notes
+
+
+def final_fit_table(res):
+    """Per (dataset, method): solver iterations of the final fits (mean ± std, max), how many reached their
+    tolerance, and the hyper-parameters CV chose (each value with its count), for the cells that have either."""
+    from collections import Counter
+
+    from tkbench.report.tables import Cell, TableModel
+
+    rows = []
+    for ds, method, cell in _ok_cells(res):
+        diags = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)]
+        iters = [float(d["n_iter"]) for d in diags if isinstance(d.get("n_iter"), int | float)]
+        conv = [bool(d["converged"]) for d in diags if "converged" in d]
+        chosen: dict[str, Counter] = defaultdict(Counter)
+        for c in cell.get("chosen_params", []):
+            for name, value in (c if isinstance(c, dict) else {}).items():
+                chosen[name][plain(value)] += 1
+        if not iters and not chosen:
+            continue
+        it = pd.Series(iters, dtype=float)
+        rows.append([Cell(ds), Cell(method),
+                     Cell(f"{it.mean():.1f} ± {it.std(ddof=1) if len(it) > 1 else 0:.1f} (max {it.max():.0f})"
+                          if len(it) else "-"),
+                     Cell(f"{sum(conv)}/{len(conv)}" if conv else "-"),
+                     Cell("; ".join(f"{name}: " + ", ".join(f"{v} ({n})" for v, n in counts.most_common())
+                                    for name, counts in chosen.items()) or "-")])
+    if not rows:
+        return None
+    return TableModel("Final fits: solver iterations and the hyper-parameters chosen by CV",
+                      ["Dataset", "Method", "Iterations", "Converged", "Chosen by CV (value (runs))"], rows,
+                      ["Iterations of the final fit's solver as it reports them (Frank-Wolfe, SimpleMKL and NKRR "
+                       "steps; LIBSVM's SMO iterations for SVMs); converged = reached the solver's own tolerance."])

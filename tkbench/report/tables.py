@@ -103,7 +103,23 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
             rows.append(row)
         title = METRIC_TITLES[metric] + (" (lower is better)" if metric == "mse" else "")
         tables.append(TableModel(title, cols, rows))
+        if metric == "accuracy" and "rmse_pm1_mean" in part and part["rmse_pm1_mean"].notna().any():
+            tables.append(rmse_table(part))
     return tables
+
+
+def rmse_table(part: pd.DataFrame) -> TableModel:
+    """RMSE of the decision values on -1 / +1 labels (binary classification), best (lowest) per dataset in bold."""
+    rows = []
+    for ds, group in part.groupby("dataset", sort=False):
+        best = group["rmse_pm1_mean"].min()
+        for _, line in group.iterrows():
+            rows.append([Cell(ds), Cell(line["method"]), Cell(fmt(line["rmse_pm1_mean"], line["rmse_pm1_std"], 3),
+                                                             line["rmse_pm1_mean"] == best)])
+    return TableModel("Test RMSE of the decision values on ±1 labels (lower is better)",
+                      ["Dataset", "Method", "RMSE"], rows,
+                      ["Binary classification: root mean squared error of the decision function against the labels "
+                       "coded -1 / +1, the regression error of methods trained by regression on those labels."])
 
 
 def verdict(diff: float, paper_std: float, metric: str) -> str:

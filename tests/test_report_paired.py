@@ -1,0 +1,61 @@
+"""Paired comparisons (config ``compare``), the RMSE and final-fit tables of accuracy reports."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import wilcoxon
+
+from tkbench.report.paired import paired_stats
+
+
+def test_paired_stats_counts_and_matches_scipy():
+    ours = pd.Series([90.0, 85.0, 88.0, 92.0, 80.0, 86.0], index=range(6))
+    ref = pd.Series([88.0, 85.0, 89.0, 90.0, 79.0, 83.0, 70.0], index=range(7))  # split 6: ours missing
+    s = paired_stats(ours, ref, "accuracy")
+    assert (s["n"], s["wins"], s["ties"], s["losses"]) == (6, 4, 1, 1)
+    diff = ours.to_numpy() - ref[:6].to_numpy()
+    assert s["mean_diff"] == pytest.approx(diff.mean())
+    assert s["p"] == pytest.approx(wilcoxon(diff, zero_method="zsplit").pvalue)
+    mse = paired_stats(ours, ref, "mse")  # lower is better: wins and losses swap, the difference keeps its sign
+    assert (mse["wins"], mse["losses"], mse["mean_diff"]) == (1, 4, s["mean_diff"]) and mse["better"] < 0
+    same = paired_stats(ref[:5], ref[:5], "accuracy")
+    assert same["ties"] == 5 and same["p"] == 1.0
+    assert paired_stats(ours, pd.Series([1.0], index=[9]), "accuracy") is None
+
+
+def test_accuracy_report_has_paired_rmse_and_final_fit_tables(write_config, tmp_path):
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.report.build import build_report
+
+    cfg = tiny_config()
+    cfg["datasets"] = ["sonar"]
+    cfg["methods"] = [
+        {"name": "uniform", "family": "nkrr", "solver": "fixed", "params": {"degree": 1}, "grid": {"lam": [0.1, 1]}},
+        {"name": "l2", "family": "nkrr", "params": {"degree": 1}, "grid": {"lam": [0.1, 1]}},
+        {"name": "d2", "family": "nkrr", "params": {"degree": 2}, "grid": {"lam": [0.1, 1]}}]
+    cfg["compare"] = [{"methods": ["d2"], "against": ["uniform", "l2"]}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    build_report(tmp_path, formats=["md"])
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "Paired comparison: d2 against the best of uniform, l2" in text
+    assert "Test RMSE of the decision values on ±1 labels" in text
+    assert "Final fits: solver iterations" in text and "lam: " in text
+    line = next(x for x in text.splitlines() if x.startswith("| sonar | d2 |") and "/ 3 |" not in x and " W " not in x
+                and ("uniform" in x or "| l2 |" in x))
+    assert "| 3 |" in line  # three shared splits
+
+
+def test_compare_names_must_be_methods(write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(compare=[{"methods": ["svm"], "against": ["nope"]}])
+    with pytest.raises(ConfigError, match=r"compare\[0\]\.against: 'nope'"):
+        load_config(write_config(cfg))
+    np.testing.assert_equal(load_config(write_config(tiny_config(compare=[{"methods": ["svm"],
+                                                                           "against": ["rf"]}]))).compare[0].against,
+                            ["rf"])

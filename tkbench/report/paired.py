@@ -1,0 +1,108 @@
+"""Paired comparisons on shared splits (a config's ``compare`` section): does a method beat a reference group?
+
+For each comparison and dataset, the reference is the member of ``against`` with the best mean metric on that
+dataset (e.g. the better of the L1- and L2-learned linear combinations, paper 001's baselines). Each method of
+``methods`` is then paired with it split by split (only splits where both runs are ok):
+
+- wins / ties / losses: splits where the method is better / equal / worse (accuracy higher, MSE or RMSE lower);
+- the mean paired difference (method - reference, in the metric's own direction of goodness);
+- the Wilcoxon signed-rank test of the paired differences (SciPy, two-sided; ``zsplit`` spreads zero
+  differences over both signs, so ties count against a difference). The splits of repeated random subsampling
+  overlap, so these p-values are optimistic (Nadeau & Bengio 2003); read them as a ranking of evidence.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import wilcoxon
+
+from tkbench.report.tables import Cell, TableModel
+
+LOWER_IS_BETTER = {"mse", "rmse_pm1"}
+LEVEL = 0.05
+
+
+def _per_split(ok: pd.DataFrame, dataset: str, method: str, metric: str) -> pd.Series:
+    cur = ok[(ok["dataset"] == dataset) & (ok["method"] == method)]
+    if metric not in cur:
+        return pd.Series(dtype=float)
+    return cur.set_index("split")[metric].dropna().astype(float)
+
+
+def paired_stats(ours: pd.Series, ref: pd.Series, metric: str) -> dict | None:
+    """Wins / ties / losses, mean difference and Wilcoxon p on the splits both series have (None: no split)."""
+    common = ours.index.intersection(ref.index)
+    if len(common) == 0:
+        return None
+    diff = ours[common].to_numpy() - ref[common].to_numpy()
+    better = -diff if metric in LOWER_IS_BETTER else diff  # > 0: ours is better
+    tol = 1e-12 * max(1.0, float(np.abs(ref[common]).max()))
+    if np.all(np.abs(better) <= tol):
+        p = 1.0
+    else:
+        p = float(wilcoxon(better, zero_method="zsplit").pvalue)
+    return {"n": len(common), "wins": int(np.sum(better > tol)), "ties": int(np.sum(np.abs(better) <= tol)),
+            "losses": int(np.sum(better < -tol)), "mean_diff": float(np.mean(diff)), "p": p,
+            "better": float(np.mean(better))}
+
+
+def _verdict(stats: dict) -> str:
+    if stats["p"] >= LEVEL:
+        return "no significant difference"
+    return "better" if stats["better"] > 0 else "worse"
+
+
+def paired_tables(res, summary: pd.DataFrame) -> list[TableModel]:
+    exp = res.experiment
+    if not exp.compare or res.rows.empty:
+        return []
+    ok = res.rows[res.rows["status"] == "ok"]
+    tables = []
+    for comp in exp.compare:
+        has_rmse = "rmse_pm1" in ok and ok["rmse_pm1"].notna().any()
+        cols = ["Dataset", "Method", "Reference (best of group)", "Splits", "W / T / L", "Mean Δ", "Wilcoxon p",
+                "Verdict"]
+        if has_rmse:
+            cols += ["RMSE W / T / L", "RMSE mean Δ", "RMSE p"]
+        rows, tally = [], {m: {"better": 0, "worse": 0, "none": 0} for m in comp.methods}
+        for ds in exp.datasets:
+            part = summary[(summary["dataset"] == ds.label) & summary["method"].isin(comp.against)].dropna(
+                subset=["metric_mean"])
+            if part.empty:
+                continue
+            metric = part["metric"].iloc[0]
+            best = part["metric_mean"].idxmin() if metric in LOWER_IS_BETTER else part["metric_mean"].idxmax()
+            ref_name = str(part.loc[best, "method"])
+            ref = _per_split(ok, ds.label, ref_name, metric)
+            for method in comp.methods:
+                stats = paired_stats(_per_split(ok, ds.label, method, metric), ref, metric)
+                if stats is None:
+                    continue
+                verdict = _verdict(stats)
+                tally[method]["none" if verdict.startswith("no") else verdict] += 1
+                row = [Cell(ds.label), Cell(method), Cell(ref_name), Cell(str(stats["n"])),
+                       Cell(f"{stats['wins']} / {stats['ties']} / {stats['losses']}"),
+                       Cell(f"{stats['mean_diff']:+.3g} ({metric})"), Cell(_p(stats["p"])),
+                       Cell(verdict, bold=verdict == "better")]
+                if has_rmse:
+                    rm = paired_stats(_per_split(ok, ds.label, method, "rmse_pm1"),
+                                      _per_split(ok, ds.label, ref_name, "rmse_pm1"), "rmse_pm1")
+                    row += ([Cell(f"{rm['wins']} / {rm['ties']} / {rm['losses']}"), Cell(f"{rm['mean_diff']:+.3g}"),
+                             Cell(_p(rm["p"]))] if rm else [Cell("-")] * 3)
+                rows.append(row)
+        notes = [f"Per dataset, the reference is the best mean of {', '.join(comp.against)}; W / T / L = splits "
+                 "where the method is better / equal / worse than it (accuracy higher; MSE, RMSE lower); mean Δ = "
+                 f"method − reference; verdict at the {LEVEL:g} level of the two-sided Wilcoxon signed-rank test "
+                 "(zero differences split; overlapping random splits make p optimistic).",
+                 "Across datasets: " + "; ".join(f"{m} better on {t['better']}, worse on {t['worse']}, no "
+                                                 f"significant difference on {t['none']}" for m, t in tally.items())
+                 + "."]
+        tables.append(TableModel(f"Paired comparison: {', '.join(comp.methods)} against the best of "
+                                 f"{', '.join(comp.against)}", cols, rows, notes))
+    return tables
+
+
+def _p(p: float) -> str:
+    return "-" if p is None or math.isnan(p) else (f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}")

@@ -320,3 +320,20 @@ def test_landscape_config_errors(write_config):
     with pytest.raises(ConfigError, match="landscape"):
         load_config(write_config({**base, "kind": "accuracy", "landscape": {"points": 5},
                                   "methods": [{"name": "n", "family": "nkrr"}]}))
+
+
+@pytest.mark.parametrize("base", ["linear_feature", "gaussian_feature"])
+def test_memory_is_o_m2_not_o_p_m2(base):
+    """A fit with p = 150 base kernels on m = 300 rows allocates a few m x m matrices, never p of them
+    (p m^2 doubles would be 108 MB; numpy's allocations are traced by tracemalloc)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    m, p = 300, 150
+    X, y = rng.uniform(0, 1, (m, p)), rng.standard_normal(m)
+    NKRRRegressor(base=base, degree=2, max_iter=2).fit(X[:20], y[:20])  # compile numba outside the trace
+    tracemalloc.start()
+    NKRRRegressor(base=base, degree=2, max_iter=5).fit(X, y)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 8 * m * m * 8, f"peak {peak / 2**20:.1f} MB"  # at most 8 m x m matrices (p m^2: 150 of them)

@@ -39,6 +39,28 @@ SOLVERS = ("pgd", "fixed")
 
 
 class _NKRRBase(BaseEstimator):
+    """The shared parameters (scikit-learn reads them from this signature in both estimators)."""
+
+    def __init__(self, degree=2, base="linear_feature", norm=2, mu0=0.0, Lambda=1.0, lam=1.0, solver="pgd",
+                 eta=None, line_search=True, tol=1e-4, max_iter=100, constant=True, width=1.0,
+                 widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True):
+        self.degree = degree
+        self.base = base
+        self.norm = norm
+        self.mu0 = mu0
+        self.Lambda = Lambda
+        self.lam = lam
+        self.solver = solver
+        self.eta = eta
+        self.line_search = line_search
+        self.tol = tol
+        self.max_iter = max_iter
+        self.constant = constant
+        self.width = width
+        self.widths = widths
+        self.degrees = degrees
+        self.per_feature = per_feature
+
     def _check_params(self) -> None:
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
@@ -130,26 +152,6 @@ _PARAMS_DOC = """
 class NKRRRegressor(RegressorMixin, _NKRRBase):
     __doc__ = "Kernel ridge regression with a learned polynomial kernel combination (paper 001, NKRR)." + _PARAMS_DOC
 
-    def __init__(self, degree=2, base="linear_feature", norm=2, mu0=0.0, Lambda=1.0, lam=1.0, solver="pgd",
-                 eta=None, line_search=True, tol=1e-4, max_iter=100, constant=True, width=1.0,
-                 widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True):
-        self.degree = degree
-        self.base = base
-        self.norm = norm
-        self.mu0 = mu0
-        self.Lambda = Lambda
-        self.lam = lam
-        self.solver = solver
-        self.eta = eta
-        self.line_search = line_search
-        self.tol = tol
-        self.max_iter = max_iter
-        self.constant = constant
-        self.width = width
-        self.widths = widths
-        self.degrees = degrees
-        self.per_feature = per_feature
-
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True)
         return self._fit_targets(X, [np.asarray(y, dtype=float)])
@@ -160,26 +162,6 @@ class NKRRRegressor(RegressorMixin, _NKRRBase):
 
 class NKRRClassifier(SignedTargetsMixin, ClassifierMixin, _NKRRBase):
     __doc__ = ("NKRR on +-1 labels, predicting the sign (one-vs-rest beyond two classes), paper 001." + _PARAMS_DOC)
-
-    def __init__(self, degree=2, base="linear_feature", norm=2, mu0=0.0, Lambda=1.0, lam=1.0, solver="pgd",
-                 eta=None, line_search=True, tol=1e-4, max_iter=100, constant=True, width=1.0,
-                 widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True):
-        self.degree = degree
-        self.base = base
-        self.norm = norm
-        self.mu0 = mu0
-        self.Lambda = Lambda
-        self.lam = lam
-        self.solver = solver
-        self.eta = eta
-        self.line_search = line_search
-        self.tol = tol
-        self.max_iter = max_iter
-        self.constant = constant
-        self.width = width
-        self.widths = widths
-        self.degrees = degrees
-        self.per_feature = per_feature
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y)

@@ -17,6 +17,7 @@ _ESTIMATORS = {
     "NKRRClassifier": "tkbench.learners.nkrr",
     "NKRRRegressor": "tkbench.learners.nkrr",
     "KRRClassifier": "tkbench.learners.nkrr",
+    "SIKLClassifier": "tkbench.learners.sikl",
 }
 
 __all__ = ["__version__", *_ESTIMATORS]

@@ -76,6 +76,15 @@ class DatasetEntry(_Strict):
     reference: str | None = Field(None, description="the dataset's key in the reference file (default: alias)")
     features: list[int] | None = Field(None, min_length=1, description="use only these feature columns "
                                        "(0-based indices into the dataset's features, e.g. [0, 1])")
+    test_fraction: float | None = Field(None, description="this dataset's own test fraction (replaces the "
+                                        "protocol's), e.g. 300/768 for Pima as 'diabetis' with 468/300 splits")
+
+    @field_validator("test_fraction")
+    @classmethod
+    def _dataset_fraction(cls, v: float | None) -> float | None:
+        if v is not None and not 0.0 < v < 1.0:
+            raise ValueError("a number strictly between 0 and 1")
+        return v
 
     @field_validator("features")
     @classmethod
@@ -376,6 +385,16 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         if ds.label in labels:
             problems.append((f"{where}", ds.label, f"a unique dataset label (same as datasets[{labels[ds.label]}]; "
                              "set 'alias')"))
+        fixed = data_registry.realisation_count(ds.name) if ds.name in data_registry.registry() else None
+        if fixed is not None:
+            asked = min(exp.protocol.splits, ds.splits or exp.protocol.splits)
+            if asked > fixed and exp.kind not in ("scaling", "density", "landscape"):
+                problems.append((f"{where}.splits", ds.splits if ds.splits is not None else exp.protocol.splits,
+                                 f"at most {fixed}: {ds.name} comes with fixed realisations 1-{fixed} (split i is "
+                                 f"realisation i + 1; set protocol.splits or datasets[{i}].splits <= {fixed})"))
+            for what, value in (("subsample", ds.subsample), ("test_fraction", ds.test_fraction)):
+                if value is not None:
+                    problems.append((f"{where}.{what}", value, f"nothing: {ds.name} has fixed train/test realisations"))
         labels[ds.label] = i
     names: dict[str, int] = {}
     for j, m in enumerate(exp.methods):

@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 
 from tkbench.bench.tuning import select_params
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
+from tkbench.data.registry import fixed_split
 from tkbench.learners import get_family, make_estimator
 from tkbench.learners.compose import fitted_model, set_model_params
 
@@ -118,8 +119,12 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
         run_landscape(spec, row)
         return
     ds = select_features(load_dataset(spec["dataset"], spec["options"]), spec.get("features"))
-    train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=spec["seed"],
-                                     stratify=spec["stratify"], subsample=spec.get("subsample"))
+    fixed = fixed_split(ds, spec["split"])  # a benchmark's own realisation, else a seeded random split
+    if fixed is not None:
+        train, test = fixed
+    else:
+        train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=spec["seed"],
+                                         stratify=spec["stratify"], subsample=spec.get("subsample"))
     if spec.get("size") is not None and (spec["kind"] == "scaling" or int(spec["size"]) < len(train)):
         train = training_subset(train, int(spec["size"]), spec["seed"] + 1)
     if spec.get("test_size") is not None:  # scaling runs, also at full size (size None)

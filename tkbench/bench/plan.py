@@ -147,7 +147,8 @@ def _common(exp: Experiment, ds, m, task: str, fp: str, **fields) -> dict[str, A
     """The RunSpec fields every kind shares, plus the kind's own ``fields``."""
     proto = exp.protocol
     return dict(experiment=exp.name, kind=exp.kind, dataset=ds.name, label=ds.label, options=dict(ds.options),
-                fingerprint=fp, task=task, method=m.name, family=m.family, test_fraction=proto.test_fraction,
+                fingerprint=fp, task=task, method=m.name, family=m.family,
+                test_fraction=proto.test_fraction if ds.test_fraction is None else ds.test_fraction,
                 cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
                 blas_threads=proto.blas_threads, timeout=proto.timeout,
                 features=None if ds.features is None else tuple(ds.features)) | fields

@@ -12,13 +12,21 @@ A registry entry describes how the table becomes ``(X, y)``:
   or ``threshold: {op, value}``: +1 when ``target op value`` holds (``value: median`` uses the column median);
 - ``missing``: a token (such as ``?``) whose rows are dropped;
 - ``encode``: categorical columns mapped to numbers;
-- ``options``: named variants a config can pick (``liver: {label: drinks}``), each a set of field overrides.
+- ``options``: named variants a config can pick (``liver: {label: drinks}``), each a set of field overrides;
+- ``realisations``: a benchmark that comes with fixed train/test realisations (the Raetsch/IDA sets): ``member``
+  (the path pattern of the ``{part}_{kind}_{k}`` files inside the archive), ``count`` (realisations held), ``of``
+  (realisations published), ``checksums`` (the SHA256SUMS member listing every file's sha256) and
+  ``checksums_sha256`` (that listing's own sha256). Each member is checked against the listing, and the listing
+  against the registry, when it is read: the checksums are those of the original bytes, not of the archive.
+  The loaded dataset stacks train_1, test_1, train_2, ... and records each realisation's row indices in
+  ``info["fixed_splits"]``; split i of a config is realisation i + 1 (:func:`fixed_split`).
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import os
+import tarfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -179,6 +187,88 @@ def _label(values: pd.Series, spec: dict[str, Any]) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+def read_realisation_members(name: str, spec: dict[str, Any], archive: Path) -> dict[str, bytes]:
+    """The members of a realisations archive, each checked against the archive's SHA256SUMS listing, which is
+    itself checked against the registry's ``checksums_sha256``."""
+    real = spec["realisations"]
+    with tarfile.open(archive, mode="r:*") as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+    listing = members.get(real["checksums"])
+    if listing is None:
+        raise ChecksumError(f"{archive}: member {real['checksums']!r} (the checksum listing) is missing")
+    actual = hashlib.sha256(listing).hexdigest()
+    if actual != real["checksums_sha256"]:
+        raise ChecksumError(f"{archive}: {real['checksums']} has sha256 {actual}, expected {real['checksums_sha256']}")
+    folder = real["checksums"].rpartition("/")[0]
+    expected = {}
+    for line in listing.decode().splitlines():
+        digest, _, fname = line.strip().partition("  ")
+        if digest:
+            expected[f"{folder}/{fname}" if folder else fname] = digest
+    for member, digest in expected.items():
+        if member not in members:
+            raise ChecksumError(f"{archive}: member {member!r} listed in {real['checksums']} is missing")
+        found = hashlib.sha256(members[member]).hexdigest()
+        if found != digest:
+            raise ChecksumError(f"{archive}: member {member!r} has sha256 {found}, expected {digest} (original bytes)")
+    return members
+
+
+def _load_realisations(name: str, spec: dict[str, Any], chosen: dict[str, Any], archive: Path) -> Dataset:
+    real = spec["realisations"]
+    members = read_realisation_members(name, spec, archive)
+    blocks_X, blocks_y, fixed = [], [], []
+    start = 0
+    for k in range(1, int(real["count"]) + 1):
+        idx = []
+        for part in ("train", "test"):
+            data = members[real["member"].format(part=part, kind="data", k=k)]
+            labels = members[real["member"].format(part=part, kind="labels", k=k)]
+            X = np.loadtxt(io.BytesIO(data), ndmin=2)
+            y = np.loadtxt(io.BytesIO(labels), ndmin=1)
+            if len(X) != len(y):
+                raise DatasetError(f"dataset {name!r} realisation {k} {part}: {len(X)} rows of data, {len(y)} labels")
+            blocks_X.append(X)
+            blocks_y.append(y)
+            idx.append(np.arange(start, start + len(y)))
+            start += len(y)
+        fixed.append((idx[0], idx[1]))
+    X = np.vstack(blocks_X)
+    labels = pd.Series(np.concatenate(blocks_y))
+    y = _label(labels, spec)
+    info = {
+        "title": spec.get("title", name),
+        "options": chosen,
+        "rows_in_files": len(y),
+        "rows_dropped": 0,
+        "target": spec.get("target", "label"),
+        "notes": spec.get("notes", ""),
+        "fixed_splits": fixed,
+        "realisations": {"count": int(real["count"]), "of": int(real["of"])},
+    }
+    names = [f"x{j + 1}" for j in range(X.shape[1])]
+    return Dataset(name, np.ascontiguousarray(X), y, spec["task"], names, fingerprint(name, chosen), info)
+
+
+def fixed_split(ds: Dataset, split: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (train, test) rows of split ``split`` of a dataset with fixed realisations (realisation split + 1);
+    None for a dataset without them."""
+    fixed = ds.info.get("fixed_splits")
+    if fixed is None:
+        return None
+    if not 0 <= split < len(fixed):
+        raise DatasetError(f"dataset {ds.name!r} has {len(fixed)} fixed realisations; split {split} "
+                           f"(realisation {split + 1}) does not exist")
+    return fixed[split]
+
+
+def realisation_count(name: str) -> int | None:
+    """How many fixed realisations a registered dataset holds (None: it is split at random)."""
+    entry = registry().get(name) or {}
+    real = entry.get("realisations")
+    return None if real is None else int(real["count"])
+
+
 def load_dataset(name: str, options: dict[str, Any] | None = None) -> Dataset:
     """Load a registered dataset (checksums verified) or a synthetic one (see :mod:`tkbench.data.synthetic`)."""
     from tkbench.data import synthetic
@@ -187,6 +277,8 @@ def load_dataset(name: str, options: dict[str, Any] | None = None) -> Dataset:
         return synthetic.generate(name, options or {})
     spec, chosen = resolve_options(name, options)
     paths = verify_files(name)
+    if spec.get("realisations"):
+        return _load_realisations(name, spec, chosen, paths[0])
     table = _read_table(paths, spec)
     n_raw = len(table)
     if spec.get("missing") is not None:

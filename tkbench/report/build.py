@@ -58,10 +58,16 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             _, chosen = data_registry.resolve_options(ds.name, ds.options)
             if chosen:
                 bits.append("options " + ", ".join(f"{k}={v}" for k, v in chosen.items()))
+            if entry.get("realisations"):
+                real = entry["realisations"]
+                used = min(p.splits, ds.splits or p.splits, int(real["count"]))
+                bits.append(f"fixed realisations 1-{used} of {real['of']} (split i is realisation i + 1)")
             if entry.get("notes"):
                 bits.append(str(entry["notes"]).rstrip("."))
         elif ds.options:
             bits.append("synthetic, options " + ", ".join(f"{k}={v}" for k, v in ds.options.items()))
+        if ds.test_fraction is not None:
+            bits.append(f"test fraction {ds.test_fraction:.6g} (instead of the protocol's {p.test_fraction})")
         sub = ds.subsample or p.subsample
         if sub and exp.kind == "density":
             bits.append(f"{sub} points per draw, half per class")

@@ -1,0 +1,103 @@
+"""Datasets with fixed train/test realisations (the Raetsch/IDA benchmark of paper 004)."""
+from __future__ import annotations
+
+import io
+import lzma
+import shutil
+import tarfile
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT, tiny_config
+from tkbench.config import load_config
+from tkbench.data.registry import fixed_split, load_dataset, realisation_count
+from tkbench.errors import ChecksumError, ConfigError, DatasetError
+
+SIZES = {"banana": (400, 4900, 2), "breast_cancer": (200, 77, 9), "german": (700, 300, 20), "heart": (170, 100, 13),
+         "image": (1300, 1010, 18), "ringnorm": (400, 7000, 20), "titanic": (150, 2051, 3),
+         "waveform": (400, 4600, 21)}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_realisations_have_the_literature_sizes(name):
+    n_train, n_test, d = SIZES[name]
+    ds = load_dataset(f"raetsch_{name}")
+    assert realisation_count(f"raetsch_{name}") == 10
+    assert ds.X.shape == (10 * (n_train + n_test), d) and set(np.unique(ds.y)) == {-1, 1}
+    train, test = fixed_split(ds, 0)
+    assert (len(train), len(test)) == (n_train, n_test)
+    assert not set(train) & set(test)
+
+
+def test_split_i_is_realisation_i_plus_1():
+    ds = load_dataset("raetsch_heart")
+    with tarfile.open(ROOT / "datasets" / "raetsch" / "heart.tar.xz") as tar:
+        raw = tar.extractfile("heart/heart_train_data_3.asc").read()
+        labels = tar.extractfile("heart/heart_test_labels_3.asc").read()
+    train, test = fixed_split(ds, 2)
+    np.testing.assert_array_equal(ds.X[train], np.loadtxt(io.BytesIO(raw)))
+    np.testing.assert_array_equal(ds.y[test], np.loadtxt(io.BytesIO(labels)).astype(int))
+    with pytest.raises(DatasetError, match="has 10 fixed realisations; split 10"):
+        fixed_split(ds, 10)
+
+
+def test_a_changed_member_is_refused(tmp_path, monkeypatch):
+    """The archive's own checksum is in the registry; a rebuilt archive with one changed member (and the registry
+    updated to the new archive) still fails on the member's original-bytes checksum."""
+    import hashlib
+
+    import yaml
+
+    dest = tmp_path / "datasets"
+    shutil.copytree(ROOT / "datasets", dest)
+    src = dest / "raetsch" / "heart.tar.xz"
+    with tarfile.open(src) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as out:
+        for m, data in members:
+            if m.name == "heart/heart_train_labels_1.asc":
+                data = data.replace(b"-1.0", b"+1.0", 1)
+                m.size = len(data)
+            out.addfile(m, io.BytesIO(data) if data is not None else None)
+    src.write_bytes(lzma.compress(buf.getvalue()))
+    reg = yaml.safe_load((dest / "registry.yaml").read_text())
+    reg["datasets"]["raetsch_heart"]["files"][0]["sha256"] = hashlib.sha256(src.read_bytes()).hexdigest()
+    (dest / "registry.yaml").write_text(yaml.safe_dump(reg, sort_keys=False))
+    monkeypatch.setenv("TKBENCH_DATASETS", str(dest))
+    with pytest.raises(ChecksumError, match="heart_train_labels_1.asc' has sha256 .* \\(original bytes\\)"):
+        load_dataset("raetsch_heart")
+
+
+def test_more_splits_than_realisations_is_a_config_error(write_config):
+    cfg = tiny_config(datasets=["raetsch_heart"])
+    cfg["protocol"]["splits"] = 30
+    with pytest.raises(ConfigError, match=r"datasets\[0\]\.splits.*at most 10: raetsch_heart comes with fixed "
+                                          r"realisations 1-10"):
+        load_config(write_config(cfg))
+    cfg["datasets"] = [{"name": "raetsch_heart", "splits": 10}]
+    load_config(write_config(cfg))
+    cfg["datasets"] = [{"name": "raetsch_heart", "splits": 3, "test_fraction": 0.3}]
+    with pytest.raises(ConfigError, match="test_fraction.*fixed train/test realisations"):
+        load_config(write_config(cfg))
+
+
+def test_runs_use_the_realisations_and_the_report_says_so(write_config, tmp_path):
+    from tkbench.bench.runner import run_experiment
+    from tkbench.report.aggregate import load_results
+    from tkbench.report.build import _notes
+
+    cfg = tiny_config(datasets=["raetsch_titanic", {"name": "pima", "alias": "diabetis", "test_fraction": 0.390625}])
+    cfg["protocol"]["splits"] = 2
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0], "gamma": [0.1]}}]
+    path = write_config(cfg)
+    exp = load_config(path)
+    out = tmp_path / "results"
+    run_experiment(exp, out_dir=out, n_jobs=1, progress=False)
+    res = load_results(out)
+    rows = res.rows.set_index(["dataset", "split"])
+    assert rows.loc[("raetsch_titanic", 0), "n_train"] == 150 and rows.loc[("raetsch_titanic", 1), "n_test"] == 2051
+    assert rows.loc[("diabetis", 0), "n_train"] == 468 and rows.loc[("diabetis", 0), "n_test"] == 300
+    notes = " ".join(_notes(res, None))
+    assert "fixed realisations 1-2 of 100" in notes and "test fraction 0.390625" in notes

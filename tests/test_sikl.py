@@ -1,0 +1,283 @@
+"""SIKL (paper 004): kernels, the rank-2 QCQP, the intermediate SVM, gradients, Algorithm 1 and the estimator."""
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from tkbench.kernels.cosine import (
+    cosine_kernel,
+    cosine_rows,
+    cosine_value,
+    cosine_value_grad,
+    gaussian_kernel,
+    gaussian_value_grad,
+    squared_distances,
+)
+from tkbench.solvers import sip
+
+
+def _data(l=40, n=3, seed=0):  # noqa: E741
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((l, n))
+    y = np.where(X[:, 0] + 0.5 * np.sin(2 * X[:, 1]) + 0.3 * rng.standard_normal(l) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _feasible_alpha(y, rng):
+    a = rng.uniform(0.1, 1.0, len(y))
+    a[y > 0] /= a[y > 0].sum()
+    a[y < 0] /= a[y < 0].sum()
+    return a
+
+
+def _full_G(X, y, gamma, beta):
+    """The explicit l x l matrix y_u y_v cos(gamma^T (x_u - x_v)) G_beta (the real part of G(gamma))."""
+    diff = X[:, None, :] - X[None, :, :]
+    return np.outer(y, y) * np.cos(diff @ gamma) * math.exp(-beta * gamma @ gamma)
+
+
+def test_eq5_equals_explicit_quadratic_form():
+    X, y = _data()
+    rng = np.random.default_rng(1)
+    a = _feasible_alpha(y, rng)
+    for beta in (0.0, 0.3):
+        gamma = rng.standard_normal(3)
+        explicit = a @ _full_G(X, y, gamma, beta) @ a
+        assert cosine_value(gamma, X, a * y, beta) == pytest.approx(explicit, rel=1e-12, abs=1e-14)
+        Vc, Vs = cosine_rows(gamma[None, :], X, y, beta)
+        assert (Vc @ a) ** 2 + (Vs @ a) ** 2 == pytest.approx(explicit, rel=1e-12, abs=1e-14)
+
+
+def test_cosine_gradient_matches_finite_differences():
+    X, y = _data()
+    rng = np.random.default_rng(2)
+    w = _feasible_alpha(y, rng) * y
+    gamma = rng.standard_normal(3)
+    _, grad = cosine_value_grad(gamma, X, w, 0.4)
+    h = 1e-6
+    fd = np.array([(cosine_value(gamma + h * e, X, w, 0.4) - cosine_value(gamma - h * e, X, w, 0.4)) / (2 * h)
+                   for e in np.eye(3)])
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_gaussian_value_and_gradient():
+    X, y = _data()
+    rng = np.random.default_rng(3)
+    a = _feasible_alpha(y, rng)
+    w = a * y
+    D = squared_distances(X, X)
+    v, g = gaussian_value_grad(0.7, D, w, 0.03)
+    K = gaussian_kernel(X, X, [0.7], [1.0], 0.03)
+    assert v == pytest.approx(w @ K @ w, rel=1e-12)
+    h = 1e-6
+    fd = (gaussian_value_grad(0.7 + h, D, w, 0.03)[0] - gaussian_value_grad(0.7 - h, D, w, 0.03)[0]) / (2 * h)
+    assert g == pytest.approx(fd, rel=1e-6)
+
+
+@pytest.mark.parametrize("C", [math.inf, 0.2])
+def test_rank2_qcqp_equals_full_matrix_qcqp(C):
+    """Problem (21) (rank-2 form) against (20) written with the full G(gamma_i) and Gaussian matrices."""
+    X, y = _data(l=24)
+    rng = np.random.default_rng(4)
+    gammas = rng.standard_normal((3, 3))
+    omegas = np.array([0.5])
+    prob = sip.Problem(X, y, beta=0.2, eta=0.03, C=C, cosines=True, gaussians=True)
+    sol = sip.solve_qcqp(prob, gammas, omegas)
+    a = cp.Variable(len(y), nonneg=True)
+    t = cp.Variable()
+    cons = [cp.quad_form(a, cp.psd_wrap(_full_G(X, y, g, 0.2))) <= t for g in gammas]
+    cons += [cp.quad_form(a, cp.psd_wrap(prob.gauss_matrix(0.5))) <= t, cp.sum_squares(a) <= t,
+             y @ a == 0, cp.sum(a) == 2]
+    if math.isfinite(C):
+        cons.append(a <= C)
+    full = cp.Problem(cp.Minimize(t), cons)
+    full.solve(solver="CLARABEL")
+    assert sol.t == pytest.approx(full.value, abs=1e-6)
+    # multipliers: a probability vector (Corollary 13), the same as the full problem's
+    total = sol.mixture.mu.sum() + sol.mixture.nu.sum() + sol.mixture.tau
+    assert total == pytest.approx(1.0, abs=1e-6)
+    full_mu = np.array([float(np.ravel(c.dual_value)[0]) for c in cons[:3]])
+    np.testing.assert_allclose(sol.mixture.mu, full_mu, atol=1e-5)
+    # complementary slackness: a weighted constraint is active
+    vc, vg, v0 = sip.constraint_values(prob, sol.mixture, sol.alpha)
+    for value, weight in [*zip(vc, sol.mixture.mu, strict=True), *zip(vg, sol.mixture.nu, strict=True),
+                          (v0, sol.mixture.tau)]:
+        if weight > 1e-5:
+            assert value == pytest.approx(sol.t, abs=1e-6)
+        assert value <= sol.t + 1e-6
+
+
+def test_intermediate_svm_matches_cvxpy_and_libsvm():
+    """Problem (27) by Clarabel in rank-2 form against cvxpy with the full matrix; the classifier against LIBSVM
+    (scikit-learn's SVC, precomputed kernel k + tau delta, hard margin: its C is never reached)."""
+    X, y = _data(l=30)
+    rng = np.random.default_rng(5)
+    mix = sip.Mixture(rng.standard_normal((4, 3)), np.array([0.3, 0.2, 0.1, 0.1]), np.array([0.8]),
+                      np.array([0.2]), 0.1)
+    prob = sip.Problem(X, y, beta=0.1, eta=0.03, C=math.inf, cosines=True, gaussians=True)
+    alpha, value = sip.solve_svm_qp(prob, mix)
+    Q = sum(mu * _full_G(X, y, g, 0.1) for g, mu in zip(mix.gammas, mix.mu, strict=True))
+    Q = Q + 0.2 * prob.gauss_matrix(0.8) + 0.1 * np.eye(len(y))
+    a = cp.Variable(len(y), nonneg=True)
+    ref = cp.Problem(cp.Minimize(cp.quad_form(a, cp.psd_wrap(Q))), [y @ a == 0, cp.sum(a) == 2])
+    ref.solve(solver="CLARABEL")
+    assert value == pytest.approx(ref.value, rel=1e-7)
+    np.testing.assert_allclose(alpha, a.value, atol=1e-5)
+    # LIBSVM on the kernel k + tau I: beta_svm = 2 alpha / t, decision = (2 / t) (f + b)
+    K = cosine_kernel(X, X, mix.gammas, mix.mu, 0.1) + gaussian_kernel(X, X, mix.omegas, mix.nu, 0.03)
+    svc = SVC(kernel="precomputed", C=1e6, tol=1e-10).fit(K + mix.tau * np.eye(len(y)), y)
+    assert np.abs(svc.dual_coef_).max() < 1e5  # the bound is never active: a hard margin
+    b = sip.intercept(prob, mix, alpha)
+    Xt = np.random.default_rng(6).standard_normal((15, 3))
+    Kt = cosine_kernel(Xt, X, mix.gammas, mix.mu, 0.1) + gaussian_kernel(Xt, X, mix.omegas, mix.nu, 0.03)
+    ours = sip.decision_values(prob, mix, alpha, b, Xt)
+    np.testing.assert_allclose(svc.decision_function(Kt), 2.0 / value * ours, rtol=1e-4, atol=1e-5)
+
+
+def test_local_objective_gradient_matches_finite_differences():
+    X, y = _data(l=30)
+    rng = np.random.default_rng(7)
+    mix = sip.Mixture(rng.standard_normal((2, 3)), np.array([0.4, 0.3]), np.array([0.6]), np.array([0.2]), 0.1)
+    prob = sip.Problem(X, y, beta=0.1, eta=0.03, C=math.inf, cosines=True, gaussians=True)
+    evaluate, pack, mixture_of = sip.local_objective(prob, 2, 1)
+    theta = pack(mix)
+    J, grad, _ = evaluate(theta)
+    _, ref_value = sip.solve_svm_qp(prob, mixture_of(theta))
+    assert J == pytest.approx(ref_value, rel=1e-8)
+    h = 1e-5
+    fd = np.array([(evaluate(theta + h * e)[0] - evaluate(theta - h * e)[0]) / (2 * h) for e in np.eye(len(theta))])
+    np.testing.assert_allclose(grad, fd, rtol=2e-3, atol=2e-6)
+
+
+def test_local_adaptation_increases_J():
+    X, y = _data(l=40)
+    prob = sip.Problem(X, y, beta=0.2, eta=0.03, C=math.inf, cosines=True, gaussians=False)
+    sol = sip.solve_qcqp(prob, np.random.default_rng(8).standard_normal((3, 3)), np.zeros(0))
+    local = sip.local_adaptation(prob, sol.mixture.prune(1e-7), max_iter=20, gtol=1e-6)
+    assert local.J0 == pytest.approx(sol.t, rel=1e-5)  # J at the QCQP's multipliers is S(Gamma)
+    assert local.J >= local.J0 - 1e-9
+    assert local.J > local.J0 * (1 + 1e-4)  # the frequencies are not optimal: adaptation gains
+
+
+def test_global_search_finds_the_known_maximum():
+    """One positive and one negative point at distance 1 along x_1: alpha^T G alpha = 2 - 2 cos(gamma_1) times
+    G_beta, maximal at gamma = (g*, 0) with tan-free condition; the search finds it and counts repeats."""
+    X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    w = np.array([1.0, -1.0])
+    beta = 0.1
+    res = sip.global_search(lambda g: cosine_value_grad(g, X, w, beta), 2, sip.search_radius(0.5, beta),
+                            np.random.default_rng(0), T2=4, T3=200, gtol=1e-9, same_tol=1e-3, symmetric=True)
+    grid = np.linspace(0, 10, 200001)
+    values = (2 - 2 * np.cos(grid)) * np.exp(-beta * grid**2)
+    best = grid[np.argmax(values)]
+    assert abs(abs(res.points[0][0]) - best) < 1e-4 and abs(res.points[0][1]) < 1e-4
+    assert res.values[0] == pytest.approx(values.max(), rel=1e-8)
+    assert res.repeats - len(res.points) >= 4  # stopped by the T2 rule, not T3
+
+
+@pytest.fixture(scope="module")
+def fitted_cm():
+    from tkbench import SIKLClassifier
+
+    X, y = _data(l=60, n=2, seed=11)
+    return SIKLClassifier(variant="cm", beta=0.3, random_state=0).fit(X, y), X, y
+
+
+def test_t_never_decreases_and_trace(fitted_cm):
+    model, X, y = fitted_cm
+    t = [1.0 / (y > 0).sum() + 1.0 / (y < 0).sum()] + [r["t"] for r in model.trace_]
+    assert all(b >= a * (1 - 1e-6) for a, b in zip(t, t[1:], strict=False))  # Proposition 15
+    assert model.trace_[-1]["t"] == pytest.approx(model.t_)
+    for key in ("m", "nsv", "t", "s", "train_error", "search_seconds", "qcqp_seconds", "local_seconds"):
+        assert key in model.trace_[0]
+    assert model.mu_.sum() + model.tau_ == pytest.approx(1.0, abs=1e-6)
+
+
+def test_final_mixture_is_small_psd_and_translation_invariant(fitted_cm):
+    model, X, y = fitted_cm
+    assert 1 <= len(model.mu_) <= len(y) + 1  # Theorem 7
+    K = model.kernel(X)
+    assert np.linalg.eigvalsh(K).min() > -1e-10
+    shift = np.array([0.7, -1.3])
+    np.testing.assert_allclose(model.kernel(X + shift), K, atol=1e-12)
+    assert np.allclose(np.diag(K), model.mu_ @ np.exp(-0.3 * (model.gammas_**2).sum(1)))
+
+
+def test_cosine_expansion_equals_kernel_expansion(fitted_cm):
+    model, X, y = fitted_cm
+    Xt = np.random.default_rng(12).standard_normal((50, 2)) * 2
+    np.testing.assert_allclose(model.decision_function(Xt), model.decision_function_kernel(Xt), rtol=0, atol=1e-10)
+    assert model.score(X, y) > 0.8
+
+
+def test_optimal_criterion_beats_fixed_atoms(fitted_cm):
+    """At the solution no frequency violates t >= alpha^T G(gamma) alpha by more than epsilon (a dense check on a
+    grid of the 2-D frequency plane)."""
+    model, X, y = fitted_cm
+    w = model.alpha_ * np.where(y == model.classes_[1], 1.0, -1.0)
+    grid = np.linspace(-8, 8, 161)
+    worst = max(cosine_value(np.array([a, b]), X, w, 0.3) for a in grid for b in grid)
+    assert worst <= model.t_ * (1 + 0.05)
+
+
+def test_finds_a_single_separating_frequency():
+    """Labels y = sign(cos(3 x_1)): the heaviest learned frequency is (+-3, 0)."""
+    from tkbench import SIKLClassifier
+
+    rng = np.random.default_rng(13)
+    X = rng.uniform(-2, 2, size=(120, 2))
+    y = np.where(np.cos(3 * X[:, 0]) > 0, 1, -1)
+    model = SIKLClassifier(variant="cm", beta=0.01, random_state=0).fit(X, y)
+    top = model.gammas_[np.argmax(model.mu_)]
+    assert abs(abs(top[0]) - 3.0) < 0.3 and abs(top[1]) < 0.3
+    Xt = rng.uniform(-2, 2, size=(400, 2))
+    assert model.score(Xt, np.where(np.cos(3 * Xt[:, 0]) > 0, 1, -1)) > 0.95
+
+
+@pytest.mark.parametrize("variant", ["cgm", "gm"])
+def test_gaussian_variants(variant):
+    from tkbench import SIKLClassifier
+
+    X, y = _data(l=50, n=2, seed=14)
+    C = 0.5 if variant == "gm" else None
+    model = SIKLClassifier(variant=variant, beta=0.3, C=C, random_state=0).fit(X, y)
+    assert len(model.nu_) >= 1 and (variant == "cgm" or len(model.mu_) == 0)
+    Xt = np.random.default_rng(15).standard_normal((20, 2))
+    np.testing.assert_allclose(model.decision_function(Xt), model.decision_function_kernel(Xt), atol=1e-10)
+    if variant == "gm":
+        assert model.alpha_.max() <= 0.5 + 1e-7
+    assert model.score(X, y) > 0.75
+
+
+def test_bad_parameters_are_clear():
+    from tkbench import SIKLClassifier
+
+    X, y = _data(l=20)
+    with pytest.raises(ValueError, match="variant"):
+        SIKLClassifier(variant="xx").fit(X, y)
+    with pytest.raises(ValueError, match="beta"):
+        SIKLClassifier(beta=0).fit(X, y)
+    with pytest.raises(ValueError, match="must exceed"):
+        SIKLClassifier(variant="gm", C=0.01).fit(X, y)
+
+
+def test_staged_decision_function():
+    from tkbench import SIKLClassifier
+
+    X, y = _data(l=40, n=2, seed=16)
+    model = SIKLClassifier(beta=0.3, keep_stages=True).fit(X, y)
+    stages = list(model.staged_decision_function(X))
+    assert len(stages) == model.n_iter_
+    np.testing.assert_allclose(stages[-1], model.decision_function(X), atol=1e-10)
+
+
+def test_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from tkbench import SIKLClassifier
+
+    check_estimator(SIKLClassifier(beta=1.0, T1=5, T3=20))

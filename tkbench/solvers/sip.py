@@ -1,0 +1,596 @@
+"""The semi-infinite program of paper 004 (SIKL), solved by its Algorithm 1.
+
+Paper 004 (Ghiasi-Shirazi, Safabakhsh & Shamsi, JMLR 2010) learns a kernel and the 2-norm soft-margin weight tau
+by solving P_tau(Gamma_beta), problem (19) (with Gaussian atoms: P_tau(Gamma, Omega) of section 4.7):
+
+    min_{alpha, t} t   s.t.  t >= alpha^T G(gamma) alpha  for every frequency gamma,
+                             t >= alpha^T G_omega alpha   for every Gaussian width omega >= 0 (CGM, GM),
+                             t >= alpha^T alpha,
+                             alpha in A = {0 <= alpha <= C, alpha^T y = 0, alpha^T e = 2}.
+
+The learned kernel is sum_j mu_j G_beta(||gamma_j||) cos(gamma_j^T (x - z)) + sum_k nu_k k_omega_k + tau delta,
+where mu, nu, tau are the multipliers of the constraints (Corollary 13; they sum to 1).
+
+Algorithm 1 (section 5), as implemented in :func:`solve_sip`:
+
+1. alpha^(0) = 1/l1 on the positive class, 1/l2 on the negative one; t^(0) = 1/l1 + 1/l2 (section 5.1).
+2. Iteration i: R with 4 G_beta(R) = t^(i-1) (no constraint beyond R can be violated: alpha^T G(gamma) alpha <=
+   (sum alpha)^2 G_beta = 4 G_beta, Eq. (5)); GlobalSearchForLocals (Algorithm 2, :func:`global_search`) at
+   alpha^(i-1); the finite QCQP P_tau(Gamma^(i-1) + new points) in its rank-2 form (21) (:func:`solve_qcqp`,
+   cvxpy); local adaptation of the frequencies and weights (section 5.4, :func:`local_adaptation`); elimination
+   of zero multipliers; stop when t^(i) - t^(i-1) < epsilon t^(i-1) or i = T1.
+
+Choices where the paper is silent (each is a parameter):
+
+- Algorithm 2 adds only the local maxima that violate the current constraint (value > t^(i-1)): section 5.2 says
+  the search "attempts to gather a subset of unsatisfied constraints". Two maxima are the same point when
+  min(||g1 - g2||, ||g1 + g2||) <= ``same_tol`` (1 + ||g1||): gamma and -gamma give the same cosine.
+- L-BFGS (SciPy's L-BFGS-B) keeps 17 curvature pairs and tries at most 20 line-search steps (section 9), and stops
+  on an absolute projected-gradient norm (``gtol``), as the paper changed liblbfgs's relative test to an absolute
+  one; the number of iterations of local adaptation is capped by ``local_iter``.
+- Local adaptation maximises J(rho, gamma) of (25)-(26) with mu_i = rho_i^2 / rho^T rho; J is evaluated by the
+  intermediate SVM (27) in its rank-2 form, solved by Clarabel directly (:func:`solve_svm_qp`); its gradient is
+  (28)-(29) in the O(m (nsv + n)) form of section 5.5 (Danskin's theorem: alpha is held at the optimum). In (29)
+  the printed sum uses c_j, s_j inside the sum over i; the derivative of J has c_i, s_i (the gradient test checks
+  this against finite differences).
+- t^(i) is J at the adapted point, which is the value of P_tau at the adapted atoms with the adapted weights;
+  multipliers below ``prune_tol`` are eliminated (Lemma 14: zero multipliers do not change the solution). Atoms
+  whose QCQP multiplier is zero are removed before local adaptation (their rho would stay 0: d J / d rho_j is
+  proportional to rho_j).
+- Support vectors for the O(nsv) sums are the alpha above ``1e-9 * max(alpha)``.
+- C = infinity (the paper's CM and CGM) is the problem without the upper bound alpha <= C; tau > 0 keeps it
+  bounded (a hard margin in the feature space of k + tau delta).
+
+The intercept is the one of the SVM with kernel k + tau delta: with lambda_+ / 2 and lambda_- / 2 the values of
+y_u (Q alpha)_u on the free support vectors of each class (KKT of (27)), b = -(lambda_+ - lambda_-) / 4, the middle
+of the two supporting hyperplanes (:func:`intercept`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from tkbench.kernels.cosine import (
+    cosine_rows,
+    cosine_value_grad,
+    gaussian_value_grad,
+    squared_distances,
+    stabilizer,
+)
+
+LBFGS_MEMORY = 17  # section 9: "the 17 most recent curvature information"
+LBFGS_LINESEARCH = 20  # section 9: "the maximum number of line-search tries is set to 20"
+QCQP_SOLVERS = ("CLARABEL", "SCS", "MOSEK")
+
+
+class SIPError(RuntimeError):
+    """A sub-problem solver did not reach an optimal solution."""
+
+
+@dataclass
+class Mixture:
+    """A learned kernel: cosine atoms (frequencies ``gammas``, weights ``mu``), Gaussian atoms (``omegas``,
+    weights ``nu``) and the delta weight ``tau``."""
+
+    gammas: np.ndarray
+    mu: np.ndarray
+    omegas: np.ndarray
+    nu: np.ndarray
+    tau: float
+
+    @property
+    def m(self) -> int:
+        return len(self.mu)
+
+    @property
+    def m_gauss(self) -> int:
+        return len(self.nu)
+
+    def prune(self, tol: float) -> Mixture:
+        keep_c = self.mu > tol
+        keep_g = self.nu > tol
+        return Mixture(self.gammas[keep_c], self.mu[keep_c], self.omegas[keep_g], self.nu[keep_g], self.tau)
+
+
+@dataclass
+class Problem:
+    """The training data and the kernel class of one SIP."""
+
+    X: np.ndarray
+    y: np.ndarray  # +-1
+    beta: float
+    eta: float
+    C: float  # math.inf: no upper bound
+    cosines: bool
+    gaussians: bool
+    D: np.ndarray | None = None  # squared distances, for Gaussian atoms
+
+    def __post_init__(self):
+        if self.gaussians and self.D is None:
+            self.D = squared_distances(self.X, self.X)
+
+    @property
+    def l(self) -> int:  # noqa: E743
+        return len(self.y)
+
+    def gauss_matrix(self, omega: float) -> np.ndarray:
+        """diag(y) K_omega diag(y) exp(-eta omega^2): alpha^T (this) alpha is the Gaussian constraint's value."""
+        K = np.exp(-omega * self.D) * math.exp(-self.eta * omega * omega)
+        return K * np.outer(self.y, self.y)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the finite QCQP P_tau(Gamma), problem (21)
+
+
+def _psd_factor(M: np.ndarray) -> np.ndarray:
+    """L with L L^T = M (M symmetric PSD), from the eigenvalues above 1e-12 of the largest."""
+    vals, vecs = np.linalg.eigh(M)
+    keep = vals > 1e-12 * max(vals[-1], 1e-300)
+    return vecs[:, keep] * np.sqrt(vals[keep])
+
+
+@dataclass
+class QCQPSolution:
+    t: float
+    alpha: np.ndarray
+    mixture: Mixture
+    seconds: float
+
+
+def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str = "CLARABEL") -> QCQPSolution:
+    """P_tau(Gamma) for finite sets of frequencies and widths in the rank-2 form (21) (no l x l matrix per cosine:
+    t >= c_i^2 + s_i^2 with c = Vc alpha, s = Vs alpha), solved by cvxpy. The multipliers of the cosine, Gaussian
+    and alpha^T alpha constraints are mu, nu and tau (Corollary 13)."""
+    import cvxpy as cp
+
+    t0 = time.perf_counter()
+    l = prob.l  # noqa: E741
+    alpha = cp.Variable(l, nonneg=True)
+    t = cp.Variable()
+    delta = cp.sum_squares(alpha) <= t
+    cons = [delta, prob.y @ alpha == 0, cp.sum(alpha) == 2]
+    if math.isfinite(prob.C):
+        cons.append(alpha <= prob.C)
+    cos_con = None
+    if len(gammas):
+        Vc, Vs = cosine_rows(gammas, prob.X, prob.y, prob.beta)
+        cos_con = cp.square(Vc @ alpha) + cp.square(Vs @ alpha) <= t
+        cons.append(cos_con)
+    gauss_cons = []
+    for omega in omegas:
+        L = _psd_factor(prob.gauss_matrix(float(omega)))
+        gauss_cons.append(cp.sum_squares(L.T @ alpha) <= t)
+    cons.extend(gauss_cons)
+    problem = cp.Problem(cp.Minimize(t), cons)
+    try:
+        problem.solve(solver=solver)
+    except cp.error.SolverError as exc:
+        raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {solver} failed: {exc}") \
+            from exc
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {solver} status "
+                       f"{problem.status}")
+    mu = np.maximum(np.atleast_1d(cos_con.dual_value), 0.0) if cos_con is not None else np.zeros(0)
+    nu = np.array([max(float(np.ravel(c.dual_value)[0]), 0.0) for c in gauss_cons])
+    tau = max(float(np.ravel(delta.dual_value)[0]), 0.0)
+    a = np.maximum(np.asarray(alpha.value, float), 0.0)
+    mixture = Mixture(np.asarray(gammas, float).reshape(len(mu), prob.X.shape[1]), mu,
+                      np.asarray(omegas, float), nu, tau)
+    return QCQPSolution(float(t.value), a, mixture, time.perf_counter() - t0)
+
+
+def constraint_values(prob: Problem, mixture: Mixture, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(alpha^T G(gamma_j) alpha, alpha^T G_omega_k alpha, alpha^T alpha) by Eq. (5) and the Gaussian sums."""
+    if mixture.m:
+        Vc, Vs = cosine_rows(mixture.gammas, prob.X, prob.y, prob.beta)
+        vc = (Vc @ alpha) ** 2 + (Vs @ alpha) ** 2
+    else:
+        vc = np.zeros(0)
+    vg = np.array([float(alpha @ prob.gauss_matrix(float(o)) @ alpha) for o in mixture.omegas])
+    return vc, vg, float(alpha @ alpha)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the intermediate SVM (27) and the intercept
+
+
+def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = None, Vs: np.ndarray | None = None,
+                 tol: float = 1e-10) -> tuple[np.ndarray, float]:
+    """min_alpha alpha^T Q alpha over A with Q = sum_j mu_j G(gamma_j) + sum_k nu_k G_omega_k + tau I: problem (27)
+    in its rank-2 form (variables alpha and z = F alpha with F the stacked sqrt(mu_j) v_c, sqrt(mu_j) v_s rows),
+    solved by Clarabel. Returns (alpha, alpha^T Q alpha)."""
+    import clarabel
+
+    l = prob.l  # noqa: E741
+    if mixture.m:
+        if Vc is None:
+            Vc, Vs = cosine_rows(mixture.gammas, prob.X, prob.y, prob.beta)
+        root = np.sqrt(mixture.mu)[:, None]
+        F = np.vstack([root * Vc, root * Vs])
+    else:
+        F = np.zeros((0, l))
+    k = F.shape[0]
+    Qa = mixture.tau * np.eye(l) if mixture.m_gauss else None
+    for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
+        Qa = Qa + weight * prob.gauss_matrix(float(omega))
+    if Qa is None:
+        P_alpha = sp.diags(np.full(l, 2.0 * mixture.tau))
+    else:
+        P_alpha = sp.csc_matrix(np.triu(2.0 * Qa))
+    P = sp.block_diag([P_alpha, sp.identity(k) * 2.0], format="csc")
+    P = sp.triu(P, format="csc")
+    q = np.zeros(l + k)
+    # equalities: z - F alpha = 0, y^T alpha = 0, e^T alpha = 2
+    A_eq = sp.vstack([
+        sp.hstack([sp.csr_matrix(-F), sp.identity(k)]),
+        sp.hstack([sp.csr_matrix(prob.y.reshape(1, -1).astype(float)), sp.csr_matrix((1, k))]),
+        sp.hstack([sp.csr_matrix(np.ones((1, l))), sp.csr_matrix((1, k))]),
+    ])
+    b_eq = np.concatenate([np.zeros(k), [0.0, 2.0]])
+    blocks = [A_eq, sp.hstack([-sp.identity(l), sp.csr_matrix((l, k))])]
+    rhs = [b_eq, np.zeros(l)]
+    cones = [clarabel.ZeroConeT(k + 2), clarabel.NonnegativeConeT(l)]
+    if math.isfinite(prob.C):
+        blocks.append(sp.hstack([sp.identity(l), sp.csr_matrix((l, k))]))
+        rhs.append(np.full(l, prob.C))
+        cones.append(clarabel.NonnegativeConeT(l))
+    A = sp.vstack(blocks, format="csc")
+    b = np.concatenate(rhs)
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = tol
+    settings.tol_gap_rel = tol
+    settings.tol_feas = tol
+    solver = clarabel.DefaultSolver(P, q, A, b, cones, settings)
+    sol = solver.solve()
+    status = str(sol.status)
+    if status not in ("Solved", "AlmostSolved"):
+        raise SIPError(f"intermediate SVM (27), l = {l}, {mixture.m} cosines: Clarabel status {status}")
+    alpha = np.maximum(np.asarray(sol.x[:l]), 0.0)
+    return alpha, svm_objective(prob, mixture, alpha, F=F)
+
+
+def svm_objective(prob: Problem, mixture: Mixture, alpha: np.ndarray, F: np.ndarray | None = None) -> float:
+    """alpha^T Q alpha of (27) for the mixture's weights."""
+    vc, vg, v0 = constraint_values(prob, mixture, alpha)
+    return float(mixture.mu @ vc + mixture.nu @ vg + mixture.tau * v0)
+
+
+def q_alpha(prob: Problem, mixture: Mixture, alpha: np.ndarray) -> np.ndarray:
+    """Q alpha (the half gradient of (27)) without forming Q: y_u f'(x_u), f' the kernel expansion with k + tau
+    delta."""
+    w = alpha * prob.y
+    out = mixture.tau * alpha
+    if mixture.m:
+        Vc, Vs = cosine_rows(mixture.gammas, prob.X, prob.y, prob.beta)
+        out = out + Vc.T @ (mixture.mu * (Vc @ alpha)) + Vs.T @ (mixture.mu * (Vs @ alpha))
+    for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
+        K = np.exp(-omega * prob.D) * math.exp(-prob.eta * omega * omega)
+        out = out + weight * prob.y * (K @ w)
+    return out
+
+
+def intercept(prob: Problem, mixture: Mixture, alpha: np.ndarray, sv_tol: float = 1e-9) -> float:
+    """b of the SVM with kernel k + tau delta from the KKT conditions of (27): on each class, lambda_c / 2 is
+    (Q alpha)_u on the free support vectors (0 < alpha_u < C), or the middle of its bounds when there is none;
+    the classifier sign(f(x) + b) puts its threshold midway: b = -(lambda_+ - lambda_-) / 4."""
+    g = q_alpha(prob, mixture, alpha)
+    top = alpha.max() if len(alpha) else 0.0
+    halves = []
+    for cls in (1, -1):
+        inc = prob.y == cls
+        a, gc = alpha[inc], g[inc]
+        lo_b = a > sv_tol * top
+        hi_b = a < prob.C - sv_tol * max(prob.C, 1.0) if math.isfinite(prob.C) else np.ones_like(lo_b)
+        free = lo_b & hi_b
+        if free.any():
+            halves.append(float(np.average(gc[free], weights=a[free])))
+        else:  # alpha = C: (Q alpha)_u <= lambda / 2; alpha = 0: >=
+            upper = gc[~lo_b].min() if (~lo_b).any() else np.inf
+            lower = gc[~hi_b].max() if (~hi_b).any() else -np.inf
+            halves.append(float(0.5 * (upper + lower)) if np.isfinite(upper + lower) else
+                          float(upper if np.isfinite(upper) else lower))
+    return -(halves[0] - halves[1]) / 2.0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Algorithm 2: global search for local maxima
+
+
+def _same(a: np.ndarray, b: np.ndarray, tol: float, symmetric: bool) -> bool:
+    d = np.linalg.norm(a - b)
+    if symmetric:
+        d = min(d, np.linalg.norm(a + b))
+    return d <= tol * (1.0 + np.linalg.norm(a))
+
+
+@dataclass
+class SearchResult:
+    points: np.ndarray  # distinct local maxima found (rows), best first
+    values: np.ndarray
+    starts: int
+    repeats: int
+    evaluations: int
+
+
+def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T2: int, T3: int,
+                  gtol: float, same_tol: float, symmetric: bool, nonneg: bool = False) -> SearchResult:
+    """Algorithm 2 (GlobalSearchForLocals): random starts gamma_0 = r x / ||x|| (x standard normal, r uniform in
+    [0, R]; for a width omega >= 0 simply r), an L-BFGS ascent from each, counting repeated maxima; stop when the
+    repeats exceed the distinct maxima by T2 or after T3 starts. ``value_grad(p) -> (value, gradient)``."""
+    points: list[np.ndarray] = []
+    values: list[float] = []
+    repeats = 0
+    evaluations = 0
+    starts = 0
+
+    def negative(p):
+        nonlocal evaluations
+        evaluations += 1
+        v, g = value_grad(p)
+        return -v, -g
+
+    bounds = [(0.0, None)] * dim if nonneg else None
+    for j in range(1, T3 + 1):
+        starts = j
+        if nonneg:
+            start = rng.uniform(0.0, R, size=dim)
+        else:
+            x = rng.standard_normal(dim)
+            start = rng.uniform(0.0, R) * x / max(np.linalg.norm(x), 1e-300)
+        res = minimize(negative, start, jac=True, method="L-BFGS-B", bounds=bounds,
+                       options={"maxcor": LBFGS_MEMORY, "maxls": LBFGS_LINESEARCH, "gtol": gtol, "ftol": 1e-15,
+                                "maxiter": 1000})
+        p, v = res.x, -float(res.fun)
+        hit = next((k for k, q in enumerate(points) if _same(q, p, same_tol, symmetric)), None)
+        if hit is not None:
+            repeats += 1
+            if v > values[hit]:
+                points[hit], values[hit] = p, v
+        else:
+            points.append(p)
+            values.append(v)
+        if repeats - len(points) >= T2:
+            break
+    order = np.argsort(values)[::-1]
+    pts = np.array([points[k] for k in order]).reshape(len(order), dim)
+    return SearchResult(pts, np.asarray(values)[order], starts, repeats, evaluations)
+
+
+def search_radius(t: float, scale: float) -> float:
+    """R with 4 exp(-scale R^2) = t: beyond it no atom can violate t >= value (Algorithm 1 step 3)."""
+    if t >= 4.0:
+        return 0.0
+    return math.sqrt(math.log(4.0 / t) / scale)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# local adaptation (section 5.4)
+
+
+@dataclass
+class LocalResult:
+    mixture: Mixture
+    alpha: np.ndarray
+    J: float
+    J0: float
+    evaluations: int
+    seconds: float
+
+
+def local_objective(prob: Problem, m: int, mg: int):
+    """J(theta) and its gradient, theta = (rho_0, rho_cos (m), rho_gauss (mg), gammas (m x n), omegas (mg)):
+    problem (25)-(26), by the SVM (27) and the gradient (28)-(29) of section 5.5. Returns
+    (function(theta) -> (J, grad, alpha), pack(mixture) -> theta, unpack(theta) -> mixture)."""
+    n = prob.X.shape[1]
+
+    def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        rho0 = theta[:1]
+        rc = theta[1:1 + m]
+        rg = theta[1 + m:1 + m + mg]
+        gammas = theta[1 + m + mg:1 + m + mg + m * n].reshape(m, n)
+        omegas = theta[1 + m + mg + m * n:]
+        return rho0, rc, rg, gammas, omegas
+
+    def mixture_of(theta: np.ndarray) -> Mixture:
+        rho0, rc, rg, gammas, omegas = unpack(theta)
+        rr = float(theta[:1 + m + mg] @ theta[:1 + m + mg])
+        return Mixture(gammas.copy(), rc**2 / rr, omegas.copy(), rg**2 / rr, float(rho0[0] ** 2 / rr))
+
+    def pack(mix: Mixture) -> np.ndarray:
+        return np.concatenate([[math.sqrt(mix.tau)], np.sqrt(mix.mu), np.sqrt(mix.nu), mix.gammas.ravel(),
+                               mix.omegas])
+
+    def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        rho0, rc, rg, gammas, omegas = unpack(theta)
+        rho = theta[:1 + m + mg]
+        rr = float(rho @ rho)
+        mix = mixture_of(theta)
+        Vc = Vs = None
+        if m:
+            Vc, Vs = cosine_rows(gammas, prob.X, prob.y, prob.beta)
+        alpha, _ = solve_svm_qp(prob, mix, Vc=Vc, Vs=Vs)
+        sv = alpha > 1e-9 * alpha.max()
+        w = (alpha * prob.y)[sv]
+        Xs = prob.X[sv]
+        v0 = float(alpha @ alpha)
+        grad = np.zeros_like(theta)
+        vc = np.zeros(m)
+        if m:
+            phase = Xs @ gammas.T  # nsv x m
+            cos, sin = np.cos(phase), np.sin(phase)
+            c, s = w @ cos, w @ sin
+            G = stabilizer(gammas, prob.beta)
+            power = c * c + s * s
+            vc = power * G
+            dc = -(Xs.T @ (w[:, None] * sin))  # n x m: c'_j
+            ds = Xs.T @ (w[:, None] * cos)  # s'_j
+            dgam = (power * (-2.0 * prob.beta * G))[:, None] * gammas + (2.0 * G)[:, None] * (c * dc + s * ds).T
+            grad[1 + m + mg:1 + m + mg + m * n] = (mix.mu[:, None] * dgam).ravel()  # (28)
+        vg = np.zeros(mg)
+        if mg:
+            Ds = prob.D[np.ix_(sv, sv)]
+            dom = np.zeros(mg)
+            for k in range(mg):
+                vg[k], dom[k] = gaussian_value_grad(float(omegas[k]), Ds, w, prob.eta)
+            grad[1 + m + mg + m * n:] = mix.nu * dom
+        J = float(mix.tau * v0 + mix.mu @ vc + mix.nu @ vg)
+        values = np.concatenate([[v0], vc, vg])
+        grad[:1 + m + mg] = 2.0 * rho / rr * (values - J)  # (29), with c_i, s_i inside the sum
+        return J, grad, alpha
+
+    return evaluate, pack, mixture_of
+
+
+def local_adaptation(prob: Problem, mixture: Mixture, *, max_iter: int, gtol: float) -> LocalResult:
+    """Section 5.4: maximise J(rho, gamma, omega) of (25) from the QCQP's solution by L-BFGS (widths kept >= 0)."""
+    t0 = time.perf_counter()
+    m, mg = mixture.m, mixture.m_gauss
+    evaluate, pack, mixture_of = local_objective(prob, m, mg)
+    theta0 = pack(mixture)
+    cache: dict[str, Any] = {}
+
+    def negative(theta):
+        J, grad, alpha = evaluate(theta)
+        cache["n"] = cache.get("n", 0) + 1
+        if "best" not in cache or J > cache["best"][0]:
+            cache["best"] = (J, theta.copy(), alpha)
+        if "J0" not in cache:
+            cache["J0"] = J
+        return -J, -grad
+
+    n = prob.X.shape[1]
+    bounds = [(None, None)] * (1 + m + mg + m * n) + [(0.0, None)] * mg
+    if max_iter > 0:
+        minimize(negative, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
+                 options={"maxcor": LBFGS_MEMORY, "maxls": LBFGS_LINESEARCH, "gtol": gtol, "ftol": 1e-12,
+                          "maxiter": max_iter})
+    else:
+        negative(theta0)
+    J, theta, alpha = cache["best"]
+    return LocalResult(mixture_of(theta), alpha, J, cache["J0"], cache["n"], time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Algorithm 1
+
+
+@dataclass
+class SIPResult:
+    mixture: Mixture
+    alpha: np.ndarray
+    t: float
+    intercept: float
+    iterations: int
+    converged: bool
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    stages: list[dict[str, Any]] = field(default_factory=list)
+
+
+def decision_values(prob: Problem, mixture: Mixture, alpha: np.ndarray, b: float, X: np.ndarray) -> np.ndarray:
+    """f(x) = sum_u alpha_u y_u k(x, x_u) + b through the cosine expansion of section 7 (O(m n) per point) plus
+    the Gaussian atoms' support-vector sums."""
+    w = alpha * prob.y
+    out = np.full(len(X), b, dtype=float)
+    if mixture.m:
+        c, s = (w @ np.cos(prob.X @ mixture.gammas.T)), (w @ np.sin(prob.X @ mixture.gammas.T))
+        scale = mixture.mu * stabilizer(mixture.gammas, prob.beta)
+        phase = X @ mixture.gammas.T
+        out += np.cos(phase) @ (scale * c) + np.sin(phase) @ (scale * s)
+    if mixture.m_gauss:
+        sv = alpha > 0
+        D = squared_distances(X, prob.X[sv])
+        for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
+            out += weight * math.exp(-prob.eta * omega * omega) * (np.exp(-omega * D) @ w[sv])
+    return out
+
+
+def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsilon: float = 1e-3,
+              local_iter: int = 50, gtol: float = 1e-6, same_tol: float = 1e-3, prune_tol: float = 1e-7,
+              qcqp_solver: str = "CLARABEL", rng: np.random.Generator | None = None,
+              keep_stages: bool = False) -> SIPResult:
+    """Algorithm 1 of paper 004 on ``prob``. The trace has one row per iteration: m (cosines), m_gauss, nsv,
+    t^(i), s^(i) (the largest value the global search found), the training error of the classifier, the number
+    of starts / repeats / new atoms of the search, and the seconds spent in each step."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    y = prob.y
+    l1, l2 = int((y > 0).sum()), int((y < 0).sum())
+    if l1 == 0 or l2 == 0:
+        raise ValueError("the SIP needs both classes in the training data")
+    if math.isfinite(prob.C) and prob.C <= max(1.0 / l1, 1.0 / l2):
+        raise ValueError(f"C = {prob.C} must exceed max(1/l1, 1/l2) = {max(1.0 / l1, 1.0 / l2):.4g} (Corollary 3)")
+    n = prob.X.shape[1]
+    alpha = np.where(y > 0, 1.0 / l1, 1.0 / l2)  # section 5.1
+    t = 1.0 / l1 + 1.0 / l2
+    mixture = Mixture(np.zeros((0, n)), np.zeros(0), np.zeros(0), np.zeros(0), 1.0)
+    trace: list[dict[str, Any]] = []
+    stages: list[dict[str, Any]] = []
+    converged = False
+    i = 0
+    for i in range(1, T1 + 1):
+        t_start = time.perf_counter()
+        sv = alpha > 1e-9 * alpha.max()
+        w, Xs = (alpha * y)[sv], prob.X[sv]
+        new_gammas, new_omegas = np.zeros((0, n)), np.zeros(0)
+        s_value = 0.0
+        starts = repeats = 0
+        if prob.cosines:
+            found = global_search(partial(_cos_vg, X=Xs, w=w, beta=prob.beta), n,
+                                  search_radius(t, prob.beta), rng, T2=T2, T3=T3, gtol=gtol, same_tol=same_tol,
+                                  symmetric=True)
+            starts, repeats = found.starts, found.repeats
+            if len(found.values):
+                s_value = max(s_value, float(found.values[0]))
+            new_gammas = found.points[found.values > t]
+        if prob.gaussians:
+            Ds = prob.D[np.ix_(sv, sv)]
+            found_g = global_search(partial(_gauss_vg, D=Ds, w=w, eta=prob.eta), 1, search_radius(t, prob.eta), rng,
+                                    T2=T2, T3=T3, gtol=gtol, same_tol=same_tol, symmetric=False, nonneg=True)
+            starts, repeats = starts + found_g.starts, repeats + found_g.repeats
+            if len(found_g.values):
+                s_value = max(s_value, float(found_g.values[0]))
+            new_omegas = found_g.points[found_g.values > t].ravel()
+        t_search = time.perf_counter()
+        qcqp = solve_qcqp(prob, np.vstack([mixture.gammas, new_gammas]),
+                          np.concatenate([mixture.omegas, new_omegas]), solver=qcqp_solver)
+        t_qcqp = time.perf_counter()
+        local = local_adaptation(prob, qcqp.mixture.prune(prune_tol), max_iter=local_iter, gtol=gtol)
+        t_local = time.perf_counter()
+        mixture = local.mixture.prune(prune_tol)
+        t_new = local.J
+        alpha = local.alpha
+        b = intercept(prob, mixture, alpha)
+        train_err = float(np.mean(np.sign(decision_values(prob, mixture, alpha, b, prob.X)) != y))
+        trace.append({
+            "iteration": i, "m": mixture.m, "m_gauss": mixture.m_gauss, "nsv": int((alpha > 1e-9 * alpha.max()).sum()),
+            "t": t_new, "t_qcqp": qcqp.t, "s": s_value, "tau": mixture.tau, "train_error": train_err,
+            "new_atoms": int(len(new_gammas) + len(new_omegas)), "starts": starts, "repeats": repeats,
+            "local_evaluations": local.evaluations, "search_seconds": t_search - t_start,
+            "qcqp_seconds": t_qcqp - t_search, "local_seconds": t_local - t_qcqp,
+        })
+        if keep_stages:
+            stages.append({"mixture": mixture, "alpha": alpha.copy(), "intercept": b})
+        stop = t_new - t < epsilon * t
+        t = t_new
+        if stop:
+            converged = True
+            break
+    b = intercept(prob, mixture, alpha)
+    return SIPResult(mixture, alpha, t, b, i, converged, trace, stages)
+
+
+def _cos_vg(gamma: np.ndarray, X: np.ndarray, w: np.ndarray, beta: float) -> tuple[float, np.ndarray]:
+    return cosine_value_grad(gamma, X, w, beta)
+
+
+def _gauss_vg(omega: np.ndarray, D: np.ndarray, w: np.ndarray, eta: float) -> tuple[float, np.ndarray]:
+    v, g = gaussian_value_grad(float(omega[0]), D, w, eta)
+    return v, np.array([g])

@@ -101,3 +101,36 @@ def test_runs_use_the_realisations_and_the_report_says_so(write_config, tmp_path
     assert rows.loc[("diabetis", 0), "n_train"] == 468 and rows.loc[("diabetis", 0), "n_test"] == 300
     notes = " ".join(_notes(res, None))
     assert "fixed realisations 1-2 of 100" in notes and "test fraction 0.390625" in notes
+
+
+def test_tuning_on_the_first_splits_is_shared_and_cached(write_config, tmp_path):
+    """protocol.tune_on_first: every split of a cell uses the median of the choices made by CV on the first k
+    splits' training parts, computed once (cached under <out>/tuning), whatever the number of workers."""
+    import json
+
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.tuning import combine_choices
+    from tkbench.report.aggregate import load_results
+
+    assert combine_choices([{"C": 1}, {"C": 10}, {"C": 0.1}, {"C": 10}, {"C": 100}], {"C": [0.1, 1, 10, 100]}) \
+        == {"C": 10}
+    assert combine_choices([{"C": 1}, {"C": 10}], {}) == {"C": 1}  # lower middle: a grid value
+    cfg = tiny_config(datasets=["raetsch_heart"])
+    cfg["protocol"].update(splits=4, tune_on_first=3)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0, 10.0], "gamma": [0.01, 0.1]}}]
+    exp = load_config(write_config(cfg))
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"results{jobs}"
+        run_experiment(exp, out_dir=out, n_jobs=jobs, progress=False)
+        outs.append(load_results(out).rows.sort_values("split"))
+        assert len(list((out / "tuning").glob("*.json"))) == 3
+    rows = outs[0]
+    assert rows["chosen_params"].map(json.dumps).nunique() == 1  # one choice for the cell
+    first = rows.iloc[0]["cv"]
+    assert first["scope"] == "first 3 splits" and len(first["choices"]) == 3
+    assert rows.iloc[0]["chosen_params"] == combine_choices(first["choices"], cfg["methods"][0]["grid"])
+    assert list(outs[0]["accuracy"]) == list(outs[1]["accuracy"])
+    cfg["protocol"].update(splits=10, tune_on_first=11)
+    with pytest.raises(ConfigError, match="tune_on_first.*at most 10"):
+        load_config(write_config(cfg))

@@ -111,7 +111,8 @@ def test_rank2_qcqp_equals_full_matrix_qcqp(C):
         assert value <= sol.t + 1e-6
 
 
-def test_intermediate_svm_matches_cvxpy_and_libsvm():
+@pytest.mark.parametrize("method", ["clarabel", "libsvm"])
+def test_intermediate_svm_matches_cvxpy_and_libsvm(method):
     """Problem (27) by Clarabel in rank-2 form against cvxpy with the full matrix; the classifier against LIBSVM
     (scikit-learn's SVC, precomputed kernel k + tau delta, hard margin: its C is never reached)."""
     X, y = _data(l=30)
@@ -119,7 +120,7 @@ def test_intermediate_svm_matches_cvxpy_and_libsvm():
     mix = sip.Mixture(rng.standard_normal((4, 3)), np.array([0.3, 0.2, 0.1, 0.1]), np.array([0.8]),
                       np.array([0.2]), 0.1)
     prob = sip.Problem(X, y, beta=0.1, eta=0.03, C=math.inf, cosines=True, gaussians=True)
-    alpha, value = sip.solve_svm_qp(prob, mix)
+    alpha, value = sip.solve_svm_qp(prob, mix, method=method)
     Q = sum(mu * _full_G(X, y, g, 0.1) for g, mu in zip(mix.gammas, mix.mu, strict=True))
     Q = Q + 0.2 * prob.gauss_matrix(0.8) + 0.1 * np.eye(len(y))
     a = cp.Variable(len(y), nonneg=True)
@@ -151,6 +152,19 @@ def test_local_objective_gradient_matches_finite_differences():
     h = 1e-5
     fd = np.array([(evaluate(theta + h * e)[0] - evaluate(theta - h * e)[0]) / (2 * h) for e in np.eye(len(theta))])
     np.testing.assert_allclose(grad, fd, rtol=2e-3, atol=2e-6)
+
+
+@pytest.mark.parametrize("C", [0.1, 0.3])
+def test_finite_C_by_nu_svc_matches_clarabel(C):
+    X, y = _data(l=40)
+    rng = np.random.default_rng(9)
+    mix = sip.Mixture(rng.standard_normal((3, 3)), np.array([0.3, 0.3, 0.2]), np.zeros(0), np.zeros(0), 0.2)
+    prob = sip.Problem(X, y, beta=0.1, eta=0.03, C=C, cosines=True, gaussians=False)
+    a1, v1 = sip.solve_svm_qp(prob, mix, method="libsvm")
+    a2, v2 = sip.solve_svm_qp(prob, mix, method="clarabel")
+    assert v1 == pytest.approx(v2, rel=1e-7)
+    assert a1.max() <= C + 1e-9 and a1[y > 0].sum() == pytest.approx(1.0) and a1[y < 0].sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(a1, a2, atol=1e-5)
 
 
 def test_local_adaptation_increases_J():

@@ -57,6 +57,10 @@ class Protocol(_Strict):
     timeout: float | None = Field(None, gt=0, description="seconds per run before it is killed (none: no limit)")
     subsample: int | None = Field(None, ge=10, description="rows drawn per split before splitting (all datasets)")
     blas_threads: int = Field(1, ge=1, description="BLAS/OpenMP threads per run (workers x threads <= cores)")
+    tune_on_first: int | None = Field(
+        None, ge=1, description="choose hyper-parameters once per (dataset, method): k-fold CV on the training parts "
+        "of the first k splits, then the median of the k choices per parameter, used on every split (the protocol of "
+        "Raetsch et al. 2001 and paper 004: 5-fold CV on the first five realisations); none: CV on every split")
 
     @field_validator("test_fraction")
     @classmethod
@@ -392,6 +396,10 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.splits", ds.splits if ds.splits is not None else exp.protocol.splits,
                                  f"at most {fixed}: {ds.name} comes with fixed realisations 1-{fixed} (split i is "
                                  f"realisation i + 1; set protocol.splits or datasets[{i}].splits <= {fixed})"))
+            tune = exp.protocol.tune_on_first
+            if tune is not None and tune > fixed:
+                problems.append(("protocol.tune_on_first", tune, f"at most {fixed}: {ds.name} has {fixed} fixed "
+                                 "realisations to tune on"))
             for what, value in (("subsample", ds.subsample), ("test_fraction", ds.test_fraction)):
                 if value is not None:
                     problems.append((f"{where}.{what}", value, f"nothing: {ds.name} has fixed train/test realisations"))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from tkbench.bench.tuning import select_params
+from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.data.registry import fixed_split
 from tkbench.learners import get_family, make_estimator
@@ -107,7 +107,22 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
+def split_rows(ds: Dataset, spec: dict[str, Any], split: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The training and test rows of split ``split`` (seed ``seed``): the benchmark's own realisation split + 1
+    when the dataset has fixed realisations, else a seeded random split; a training cap (``size``) keeps a
+    seeded subset of the training part."""
+    fixed = fixed_split(ds, split)
+    if fixed is not None:
+        train, test = fixed
+    else:
+        train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=seed,
+                                         stratify=spec["stratify"], subsample=spec.get("subsample"))
+    if spec.get("size") is not None and (spec["kind"] == "scaling" or int(spec["size"]) < len(train)):
+        train = training_subset(train, int(spec["size"]), seed + 1)
+    return train, test
+
+
+def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str | None = None) -> None:
     if spec["kind"] == "density":  # no learner: a kernel class fitted to the optimal kernel matrix
         from tkbench.bench.density import run_density
 
@@ -119,14 +134,7 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
         run_landscape(spec, row)
         return
     ds = select_features(load_dataset(spec["dataset"], spec["options"]), spec.get("features"))
-    fixed = fixed_split(ds, spec["split"])  # a benchmark's own realisation, else a seeded random split
-    if fixed is not None:
-        train, test = fixed
-    else:
-        train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=spec["seed"],
-                                         stratify=spec["stratify"], subsample=spec.get("subsample"))
-    if spec.get("size") is not None and (spec["kind"] == "scaling" or int(spec["size"]) < len(train)):
-        train = training_subset(train, int(spec["size"]), spec["seed"] + 1)
+    train, test = split_rows(ds, spec, spec["split"], spec["seed"])
     if spec.get("test_size") is not None:  # scaling runs, also at full size (size None)
         test = training_subset(test, min(int(spec["test_size"]), len(test)), spec["seed"] + 2)
     X_train, y_train, X_test, y_test = ds.X[train], ds.y[train], ds.X[test], ds.y[test]
@@ -142,7 +150,16 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1) -> None:
         row["warmup_seconds"] = time.perf_counter() - t0
     chosen: dict[str, Any] = {}
     row["cv_seconds"] = 0.0
-    if spec["grid"]:
+    if spec["grid"] and spec.get("tuning"):  # once per (dataset, method), on the first k splits' training parts
+        def training_part(r: int, seed: int):
+            rows = split_rows(ds, spec, r, seed)[0]
+            return ds.X[rows], ds.y[rows]
+
+        chosen, cv = shared_selection(spec, estimator, family, training_part, task=ds.task, root=root)
+        row["cv_seconds"] = cv.pop("seconds")
+        row["cv"] = cv
+        set_model_params(estimator, chosen)
+    elif spec["grid"]:
         chosen, cv = select_params(estimator, family, spec["grid"], X_train, y_train, task=ds.task,
                                    k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"])
         row["cv_seconds"] = cv.pop("seconds")
@@ -195,15 +212,16 @@ def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train:
             "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
 
 
-def execute(spec: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """Run one spec and return its row (status ``ok`` or ``failed``); never raises."""
+def execute(spec: dict[str, Any], context: dict[str, Any], root: str | None = None) -> dict[str, Any]:
+    """Run one spec and return its row (status ``ok`` or ``failed``); never raises. ``root`` is the results
+    folder (shared hyper-parameter choices are cached under ``<root>/tuning``)."""
     row = base_row(spec, context)
     row["pid"] = os.getpid()
     t0 = time.perf_counter()
     try:
         threads = int(context.get("blas_threads") or spec["blas_threads"])
         with threadpool_limits(limits=threads):
-            _run(spec, row, threads)
+            _run(spec, row, threads, root)
         row["status"] = "ok"
     except Exception as exc:
         row["status"] = "failed"

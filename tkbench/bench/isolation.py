@@ -52,7 +52,7 @@ def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, die_wi
         pass  # already a session leader (the subprocess path starts a new session)
     from tkbench.bench.execute import execute
 
-    ResultStore(root).write_row(execute(spec, context))
+    ResultStore(root).write_row(execute(spec, context, root=root))
 
 
 def _signal_name(code: int) -> str:

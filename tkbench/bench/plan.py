@@ -20,7 +20,7 @@ from tkbench.data import dataset_fingerprint, split_seed, task_of
 from tkbench.learners import get_family
 
 RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
-OPTIONAL_FIELDS = ("features", "landscape")
+OPTIONAL_FIELDS = ("features", "landscape", "tuning")
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class RunSpec:
     trace: bool = False
     features: tuple[int, ...] | None = None  # a dataset's feature columns (None: all)
     landscape: dict[str, Any] | None = None  # kind 'landscape': the weight grid
+    tuning: dict[str, Any] | None = None  # shared CV on the first k splits: {"first": k, "seeds": [...]}
     key: str = field(default="", compare=False)
 
     def identity(self) -> dict[str, Any]:
@@ -133,8 +134,13 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
             else:
                 cell_splits = _cell_splits(n_splits, ds, m)
                 cap = m.max_train.get(ds.label) if isinstance(m.max_train, dict) else m.max_train
+                tuning = None
+                if proto.tune_on_first and grid:
+                    k = proto.tune_on_first
+                    tuning = {"first": k, "seeds": [split_seed(proto.seed, r) for r in range(k)]}
                 for i in range(cell_splits):  # a training cap is the scaling experiments' `size` (a subset)
-                    specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap)))
+                    specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap,
+                                                tuning=tuning)))
     return specs
 
 

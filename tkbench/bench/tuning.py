@@ -107,3 +107,96 @@ def select_params(
         ],
     }
     return chosen, report
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one choice per (dataset, method): CV on the first k splits, median of the k choices (protocol.tune_on_first)
+
+_TUNING_FIELDS = ("dataset", "fingerprint", "options", "features", "task", "family", "solver", "params", "grid",
+                  "scaler", "target_scaler", "cv_folds", "stratify", "test_fraction", "subsample", "size", "kind")
+
+
+def tuning_key(spec: dict[str, Any], r: int, seed: int) -> str:
+    """sha256 of what the CV on split r depends on (not the split being evaluated)."""
+    import hashlib
+    import json
+
+    ident = {k: spec.get(k) for k in _TUNING_FIELDS} | {"tune_split": r, "tune_seed": seed}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def combine_choices(choices: list[dict[str, Any]], grid: dict[str, list[Any]]) -> dict[str, Any]:
+    """Per parameter, the median of the k chosen values (the lower middle one for even k, so that the choice is
+    a grid value); a non-numeric parameter takes the most frequent value (ties: the first in grid order)."""
+    import statistics
+
+    out: dict[str, Any] = {}
+    for name in choices[0]:
+        values = [c[name] for c in choices]
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            out[name] = statistics.median_low(values)
+        else:
+            order = {repr(v): i for i, v in enumerate(grid.get(name, []))}
+            out[name] = max(values, key=lambda v: (values.count(v), -order.get(repr(v), 0)))
+    return out
+
+
+def shared_selection(spec: dict[str, Any], estimator, family: Family, training_part, *, task: str,
+                     root: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Hyper-parameters chosen once per (dataset, method): ``select_params`` on the training part of each of the
+    first k splits (``training_part(r, seed) -> (X, y)``), then :func:`combine_choices`. Each split's CV result is
+    cached in ``<root>/tuning/<key>.json`` under a file lock, so that the runs of a cell compute it once: a worker
+    that finds a split's lock taken moves on to the next split and waits only at the end."""
+    import fcntl
+    import json
+    from pathlib import Path
+
+    from tkbench.bench.store import write_json_atomic
+
+    k, seeds = int(spec["tuning"]["first"]), list(spec["tuning"]["seeds"])
+    folder = Path(root) / "tuning" if root else None
+    results: dict[int, dict[str, Any]] = {}
+
+    def compute(r: int) -> dict[str, Any]:
+        X, y = training_part(r, seeds[r])
+        chosen, report = select_params(estimator, family, spec["grid"], X, y, task=task, k=spec["cv_folds"],
+                                       seed=seeds[r], stratify=spec["stratify"])
+        return {"split": r, "chosen": chosen, "best_score": report["best_score"], "seconds": report["seconds"],
+                "scores": report["scores"]}
+
+    pending = list(range(k))
+    while pending:
+        progressed = False
+        for r in list(pending):
+            if folder is None:
+                results[r] = compute(r)
+                pending.remove(r)
+                progressed = True
+                continue
+            path = folder / f"{tuning_key(spec, r, seeds[r])}.json"
+            if path.exists():
+                results[r] = json.loads(path.read_text())
+                pending.remove(r)
+                progressed = True
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            with open(path.with_suffix(".lock"), "w") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # another run computes this split; take the next one
+                if not path.exists():
+                    write_json_atomic(path, compute(r))
+                results[r] = json.loads(path.read_text())
+                pending.remove(r)
+                progressed = True
+        if pending and not progressed:  # every remaining split is being computed elsewhere: wait for one
+            path = folder / f"{tuning_key(spec, pending[0], seeds[pending[0]])}.json"
+            with open(path.with_suffix(".lock"), "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+    per_split = [results[r] for r in range(k)]
+    chosen = combine_choices([p["chosen"] for p in per_split], spec["grid"])
+    report = {"scope": f"first {k} splits", "cv_folds": spec["cv_folds"], "combine": "median",
+              "choices": [p["chosen"] for p in per_split], "best_scores": [p["best_score"] for p in per_split],
+              "seconds": float(sum(p["seconds"] for p in per_split)), "shared": True}
+    return chosen, report

@@ -39,7 +39,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tkbench.kernels.cosine import cosine_kernel, gaussian_kernel, stabilizer
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
-from tkbench.solvers.sip import QCQP_SOLVERS, Mixture, Problem, decision_values, solve_sip
+from tkbench.solvers.sip import QCQP_SOLVERS, SVM_SOLVERS, Mixture, Problem, decision_values, solve_sip
 
 VARIANTS = {"cm": (True, False), "cgm": (True, True), "gm": (False, True)}
 DEFAULT_ETA = {"cm": 0.03, "cgm": 0.03, "gm": 0.001}  # section 9.1
@@ -52,11 +52,14 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
     ``eta`` (the Gaussians' stabiliser; None: 0.03 for cgm, 0.001 for gm), ``C`` (None: infinity), ``T1`` (outer
     iterations), ``T2``, ``T3`` (Algorithm 2), ``epsilon`` (relative increase of t that stops), ``local_iter``
     (L-BFGS iterations of local adaptation), ``gtol`` (L-BFGS gradient tolerance), ``qcqp_solver`` (a cvxpy
-    solver: CLARABEL, SCS, or MOSEK if licensed), ``keep_stages``, ``random_state`` (the global search's starts).
+    solver: CLARABEL, SCS, or MOSEK if licensed), ``svm_solver`` (the intermediate SVM (27): ``auto``, ``libsvm``
+    or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``keep_stages``, ``random_state`` (the
+    global search's starts).
     """
 
     def __init__(self, variant="cm", beta=1.0, eta=None, C=None, T1=1000, T2=4, T3=500, epsilon=1e-3,
-                 local_iter=50, gtol=1e-6, qcqp_solver="CLARABEL", keep_stages=False, random_state=0):
+                 local_iter=50, gtol=1e-6, qcqp_solver="CLARABEL", svm_solver="auto", keep_stages=False,
+                 random_state=0):
         self.variant = variant
         self.beta = beta
         self.eta = eta
@@ -68,6 +71,7 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
         self.local_iter = local_iter
         self.gtol = gtol
         self.qcqp_solver = qcqp_solver
+        self.svm_solver = svm_solver
         self.keep_stages = keep_stages
         self.random_state = random_state
 
@@ -85,6 +89,8 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{name}={getattr(self, name)!r}: expected an integer >= 1")
         if not (isinstance(self.local_iter, int) and self.local_iter >= 0):
             raise ValueError(f"local_iter={self.local_iter!r}: expected an integer >= 0")
+        if self.svm_solver not in SVM_SOLVERS:
+            raise ValueError(f"svm_solver={self.svm_solver!r}: expected one of {', '.join(SVM_SOLVERS)}")
         if self.qcqp_solver not in QCQP_SOLVERS:
             raise ValueError(f"qcqp_solver={self.qcqp_solver!r}: expected one of {', '.join(QCQP_SOLVERS)}")
 
@@ -100,7 +106,8 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
             prob = Problem(X, target.astype(float), beta=float(self.beta), eta=eta, C=C, cosines=cos, gaussians=gauss)
             rng = np.random.default_rng([int(self.random_state or 0), k])
             res = solve_sip(prob, T1=self.T1, T2=self.T2, T3=self.T3, epsilon=float(self.epsilon),
-                            local_iter=self.local_iter, gtol=float(self.gtol), qcqp_solver=self.qcqp_solver, rng=rng,
+                            local_iter=self.local_iter, gtol=float(self.gtol), qcqp_solver=self.qcqp_solver,
+                            svm_solver=self.svm_solver, rng=rng,
                             keep_stages=bool(self.keep_stages))
             self.models_.append(_Fitted(prob, res))
         first = self.models_[0]

@@ -45,10 +45,16 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                      f"objective on a {pts} x {pts} grid of [{lo:g}, {hi:g}]^2; nothing is trained.")
     elif exp.kind != "scaling":
         fixed = [m.name for m in exp.methods if m.grid == {}]
+        how = (f"hyper-parameters by {p.cv_folds}-fold CV on the training part only" if not p.tune_on_first else
+               f"hyper-parameters chosen once per dataset and method: {p.cv_folds}-fold CV on the training parts of "
+               f"the first {p.tune_on_first} splits, the median of the {p.tune_on_first} choices used on every split "
+               "(Raetsch et al. 2001); CV time is that shared cost")
         tuning = ("fixed hyper-parameters (no CV)" if len(fixed) == len(exp.methods) else
-                  f"hyper-parameters by {p.cv_folds}-fold CV on the training part only"
-                  + (f" (fixed, no CV: {', '.join(fixed)})" if fixed else ""))
-        notes.append(f"Protocol: {p.splits} random splits, test fraction {p.test_fraction}, seed {p.seed}; "
+                  how + (f" (fixed, no CV: {', '.join(fixed)})" if fixed else ""))
+        fixed_sets = [d.label for d in exp.datasets if (data_registry.registry().get(d.name) or {}).get("realisations")]
+        kind_of_splits = "random splits" if not fixed_sets else \
+            f"splits (the benchmark's own realisations for {', '.join(fixed_sets)}, random for the others)"
+        notes.append(f"Protocol: {p.splits} {kind_of_splits}, test fraction {p.test_fraction}, seed {p.seed}; "
                      f"{tuning}; mean ± sample std over the ok splits; fit time is the final fit"
                      + (" with the chosen hyper-parameters." if len(fixed) < len(exp.methods) else "."))
     for ds in exp.datasets:

@@ -134,3 +134,23 @@ def test_tuning_on_the_first_splits_is_shared_and_cached(write_config, tmp_path)
     cfg["protocol"].update(splits=10, tune_on_first=11)
     with pytest.raises(ConfigError, match="tune_on_first.*at most 10"):
         load_config(write_config(cfg))
+
+
+def test_no_data_rows_show_the_papers_numbers():
+    """A reference table's dataset we cannot run (config `no_data`) keeps its paper rows, marked 'no data'."""
+    import pandas as pd
+
+    from tkbench.report.reference import Reference
+    from tkbench.report.tables import metric_tables
+
+    ref = Reference(ROOT / "configs" / "reference" / "sikl2010_table2.yaml")
+    summary = pd.DataFrame([{"dataset": "heart", "method": "CM", "metric": "accuracy", "metric_mean": 84.0,
+                             "metric_std": 3.0, "best": True, "fit_mean": 1.0, "fit_std": 0.1, "cv_mean": 5.0,
+                             "n_ok": 10, "planned": 10, "n_failed": 0, "n_timeout": 0, "n_crashed": 0,
+                             "n_missing": 0}])
+    names = {"datasets": {"heart": "heart"}, "methods": {"CM": "CM"}}
+    table = metric_tables(summary, ref, names, no_data=["thyroid", "splice"])[0]
+    cells = [[c.text for c in row] for row in table.rows]
+    assert cells[0][:4] == ["heart", "CM", "84.00 ± 3.00", "84.40 ± 3.20"]
+    assert cells[1][:4] == ["thyroid", "CM", "no data", "96.30 ± 2.20"] and cells[1][-1] == "no data"
+    assert cells[2][0] == "splice" and cells[2][3] == "90.30 ± 0.40"

@@ -207,6 +207,8 @@ class Experiment(_Strict):
     compare: list[Comparison] = Field(default_factory=list, description="paired comparisons reported beside the "
                                       "tables (wins / ties / losses over the shared splits, Wilcoxon signed-rank)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
+    no_data: list[str] = Field(default_factory=list, description="datasets of the reference table we have no data "
+                               "for (their keys in the reference file): their paper rows are shown, marked 'no data'")
 
     @field_validator("name")
     @classmethod

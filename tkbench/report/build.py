@@ -316,7 +316,7 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         summary = summarize(res)
         from tkbench.report.tables import metric_tables
 
-        tables = metric_tables(summary, reference, _ref_names(res))
+        tables = metric_tables(summary, reference, _ref_names(res), no_data=res.experiment.no_data)
         from tkbench.report.paired import paired_tables
 
         tables += paired_tables(res, summary)

@@ -66,8 +66,9 @@ def _status(line: pd.Series) -> str:
 
 
 def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names: dict[str, dict[str, str]],
-                  digits: dict[str, int] | None = None) -> list[TableModel]:
-    """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset."""
+                  digits: dict[str, int] | None = None, no_data: list[str] | None = None) -> list[TableModel]:
+    """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset; the
+    paper's rows for the reference datasets in ``no_data`` follow, marked "no data"."""
     digits = digits or {"accuracy": 2, "mse": 3}
     tables = []
     for metric in ("accuracy", "mse"):
@@ -101,6 +102,15 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
             row += [Cell(fmt_time(line["cv_mean"])), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}"),
                     Cell(_status(line))]
             rows.append(row)
+        for key in (no_data or []) if reference is not None else []:
+            for method, ref_method in ref_names["methods"].items():
+                paper = reference.lookup(key, ref_method, metric)
+                if paper is None or paper.metric is None:
+                    continue
+                rows.append([Cell(key), Cell(method), Cell("no data"), Cell(fmt(*paper.metric, digits[metric])),
+                             Cell("-"), Cell("-"), Cell("-"),
+                             Cell(fmt_time(*paper.time) if paper.time else "-"), Cell("-"), Cell("0/0"),
+                             Cell("no data")])
         title = METRIC_TITLES[metric] + (" (lower is better)" if metric == "mse" else "")
         tables.append(TableModel(title, cols, rows))
         if metric == "accuracy" and "rmse_pm1_mean" in part and part["rmse_pm1_mean"].notna().any():

@@ -164,15 +164,12 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
         return {"split": r, "chosen": chosen, "best_score": report["best_score"], "seconds": report["seconds"],
                 "scores": report["scores"]}
 
-    pending = list(range(k))
+    pending = list(range(k)) if folder is not None else []
+    if folder is None:  # no results folder (a direct call): nothing to share
+        results = {r: compute(r) for r in range(k)}
     while pending:
         progressed = False
         for r in list(pending):
-            if folder is None:
-                results[r] = compute(r)
-                pending.remove(r)
-                progressed = True
-                continue
             path = folder / f"{tuning_key(spec, r, seeds[r])}.json"
             if path.exists():
                 results[r] = json.loads(path.read_text())

@@ -187,7 +187,7 @@ def _label(values: pd.Series, spec: dict[str, Any]) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-def read_realisation_members(name: str, spec: dict[str, Any], archive: Path) -> dict[str, bytes]:
+def read_realisation_members(spec: dict[str, Any], archive: Path) -> dict[str, bytes]:
     """The members of a realisations archive, each checked against the archive's SHA256SUMS listing, which is
     itself checked against the registry's ``checksums_sha256``."""
     real = spec["realisations"]
@@ -216,7 +216,7 @@ def read_realisation_members(name: str, spec: dict[str, Any], archive: Path) -> 
 
 def _load_realisations(name: str, spec: dict[str, Any], chosen: dict[str, Any], archive: Path) -> Dataset:
     real = spec["realisations"]
-    members = read_realisation_members(name, spec, archive)
+    members = read_realisation_members(spec, archive)
     blocks_X, blocks_y, fixed = [], [], []
     start = 0
     for k in range(1, int(real["count"]) + 1):

@@ -32,12 +32,6 @@ def stabilizer(gammas: np.ndarray, beta: float) -> np.ndarray:
     return np.exp(-beta * np.einsum("ij,ij->i", gammas, gammas))
 
 
-def cosine_sums(gammas: np.ndarray, X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """c_i = sum_u w_u cos(gamma_i^T x_u), s_i = sum_u w_u sin(gamma_i^T x_u) for each row gamma_i."""
-    phase = X @ np.atleast_2d(gammas).T
-    return w @ np.cos(phase), w @ np.sin(phase)
-
-
 def cosine_value(gamma: np.ndarray, X: np.ndarray, w: np.ndarray, beta: float) -> float:
     """alpha^T G(gamma) alpha by Eq. (5): (c^2 + s^2) G_beta(||gamma||), with w = alpha o y."""
     phase = X @ gamma

@@ -36,10 +36,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from tkbench.kernels.cosine import cosine_kernel, gaussian_kernel, stabilizer
+from tkbench.kernels.cosine import cosine_kernel, gaussian_kernel
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
-from tkbench.solvers.sip import QCQP_SOLVERS, SVM_SOLVERS, Mixture, Problem, decision_values, solve_sip
+from tkbench.solvers.sip import (
+    QCQP_SOLVERS,
+    SVM_SOLVERS,
+    Mixture,
+    Problem,
+    decision_values,
+    expansion,
+    solve_sip,
+)
 
 VARIANTS = {"cm": (True, False), "cgm": (True, True), "gm": (False, True)}
 DEFAULT_ETA = {"cm": 0.03, "cgm": 0.03, "gm": 0.001}  # section 9.1
@@ -176,7 +184,7 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
 
 
 class _Fitted:
-    """One binary problem's solution and its fast evaluation (section 7)."""
+    """One binary problem's solution, its section 7 expansion (prediction) and its kernel."""
 
     def __init__(self, prob: Problem, result):
         self.prob = prob
@@ -184,36 +192,19 @@ class _Fitted:
         self.mixture: Mixture = result.mixture
         self.alpha = result.alpha
         self.intercept = result.intercept
-        sv = self.alpha > 0
-        self.sv = sv
-        w = (self.alpha * prob.y)[sv]
-        Xs = prob.X[sv]
-        self.w, self.Xs = w, Xs
-        if self.mixture.m:
-            phase = Xs @ self.mixture.gammas.T
-            scale = self.mixture.mu * stabilizer(self.mixture.gammas, prob.beta)
-            self.coef_cos = scale * (w @ np.cos(phase))
-            self.coef_sin = scale * (w @ np.sin(phase))
-        else:
-            self.coef_cos = self.coef_sin = np.zeros(0)
-        # keep only what prediction needs
-        self.prob = prob
+        self.expansion = expansion(prob, self.mixture, self.alpha, self.intercept)
+        self.coef_cos, self.coef_sin = self.expansion.coef_cos, self.expansion.coef_sin
 
     def decision(self, X: np.ndarray) -> np.ndarray:
-        out = np.full(len(X), self.intercept)
-        if self.mixture.m:
-            phase = X @ self.mixture.gammas.T
-            out += np.cos(phase) @ self.coef_cos + np.sin(phase) @ self.coef_sin
-        if self.mixture.m_gauss:
-            out += gaussian_kernel(X, self.Xs, self.mixture.omegas, self.mixture.nu, self.prob.eta) @ self.w
-        return out
+        return self.expansion(X)
 
     def kernel(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
         K = cosine_kernel(X, Z, self.mixture.gammas, self.mixture.mu, self.prob.beta)
         return K + gaussian_kernel(X, Z, self.mixture.omegas, self.mixture.nu, self.prob.eta)
 
     def decision_kernel(self, X: np.ndarray) -> np.ndarray:
-        return self.kernel(X, self.Xs) @ self.w + self.intercept
+        """The kernel expansion over the support vectors (the reference for the section 7 expansion)."""
+        return self.kernel(X, self.expansion.X_sv) @ self.expansion.w_sv + self.intercept
 
 
 def _build(task: str, solver: str, params: dict, random_state: int):

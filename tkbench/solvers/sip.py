@@ -229,23 +229,37 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
         F = np.zeros((0, l))
     if method not in SVM_SOLVERS:
         raise ValueError(f"svm solver {method!r}: expected one of {', '.join(SVM_SOLVERS)}")
+    Qa = None  # the Gaussian and delta part of Q, when there are Gaussians (dense l x l)
+    if mixture.m_gauss:
+        Qa = mixture.tau * np.eye(l)
+        for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
+            Qa += weight * prob.gauss_matrix(float(omega))
     if method == "libsvm" or (method == "auto" and l <= LIBSVM_MAX_ROWS):
-        alpha = _svm_libsvm(prob, mixture, F)
+        alpha = _svm_libsvm(prob, mixture, F, Qa)
         if alpha is not None:
-            return alpha, svm_objective(prob, mixture, alpha)
-    return _svm_clarabel(prob, mixture, F, tol)
+            return alpha, _qp_value(mixture, F, Qa, alpha)
+    alpha = _svm_clarabel(prob, mixture, F, Qa, tol)
+    return alpha, _qp_value(mixture, F, Qa, alpha)
 
 
-def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray) -> np.ndarray | None:
+def _qp_value(mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None, alpha: np.ndarray) -> float:
+    """alpha^T Q alpha = ||F alpha||^2 + alpha^T Qa alpha (Qa = tau I without Gaussians)."""
+    z = F @ alpha
+    rest = float(alpha @ Qa @ alpha) if Qa is not None else mixture.tau * float(alpha @ alpha)
+    return float(z @ z) + rest
+
+
+def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None) -> np.ndarray | None:
     """(27) by LIBSVM on the precomputed kernel k + tau delta; None when the hard-margin bound was reached (the
     caller then uses Clarabel)."""
     from sklearn.svm import SVC, NuSVC
 
     l = prob.l  # noqa: E741
     Q = F.T @ F
-    Q[np.diag_indices(l)] += mixture.tau
-    for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
-        Q += weight * prob.gauss_matrix(float(omega))
+    if Qa is None:
+        Q[np.diag_indices(l)] += mixture.tau
+    else:
+        Q += Qa
     K = Q * np.outer(prob.y, prob.y)
     bound = 1e12
     if math.isfinite(prob.C):
@@ -267,14 +281,11 @@ def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray) -> np.ndarray | 
     return alpha
 
 
-def _svm_clarabel(prob: Problem, mixture: Mixture, F: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
+def _svm_clarabel(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None, tol: float) -> np.ndarray:
     import clarabel
 
     l = prob.l  # noqa: E741
     k = F.shape[0]
-    Qa = mixture.tau * np.eye(l) if mixture.m_gauss else None
-    for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
-        Qa = Qa + weight * prob.gauss_matrix(float(omega))
     if Qa is None:
         P_alpha = sp.diags(np.full(l, 2.0 * mixture.tau))
     else:
@@ -308,14 +319,7 @@ def _svm_clarabel(prob: Problem, mixture: Mixture, F: np.ndarray, tol: float) ->
     status = str(sol.status)
     if status not in ("Solved", "AlmostSolved"):
         raise SIPError(f"intermediate SVM (27), l = {l}, {mixture.m} cosines: Clarabel status {status}")
-    alpha = np.maximum(np.asarray(sol.x[:l]), 0.0)
-    return alpha, svm_objective(prob, mixture, alpha)
-
-
-def svm_objective(prob: Problem, mixture: Mixture, alpha: np.ndarray) -> float:
-    """alpha^T Q alpha of (27) for the mixture's weights."""
-    vc, vg, v0 = constraint_values(prob, mixture, alpha)
-    return float(mixture.mu @ vc + mixture.nu @ vg + mixture.tau * v0)
+    return np.maximum(np.asarray(sol.x[:l]), 0.0)
 
 
 def q_alpha(prob: Problem, mixture: Mixture, alpha: np.ndarray) -> np.ndarray:
@@ -550,22 +554,50 @@ class SIPResult:
     stages: list[dict[str, Any]] = field(default_factory=list)
 
 
-def decision_values(prob: Problem, mixture: Mixture, alpha: np.ndarray, b: float, X: np.ndarray) -> np.ndarray:
-    """f(x) = sum_u alpha_u y_u k(x, x_u) + b through the cosine expansion of section 7 (O(m n) per point) plus
-    the Gaussian atoms' support-vector sums."""
-    w = alpha * prob.y
-    out = np.full(len(X), b, dtype=float)
+@dataclass
+class Expansion:
+    """The classifier f(x) = sum_u alpha_u y_u k(x, x_u) + b in the form of section 7: the cosine part is
+    sum_i (coef_cos_i cos(gamma_i^T x) + coef_sin_i sin(gamma_i^T x)) with constant coefficients (O(m n) per point,
+    whatever the number of support vectors); the Gaussian atoms keep their support-vector sums."""
+
+    gammas: np.ndarray
+    coef_cos: np.ndarray
+    coef_sin: np.ndarray
+    omegas: np.ndarray
+    nu: np.ndarray
+    eta: float
+    X_sv: np.ndarray
+    w_sv: np.ndarray  # alpha_u y_u on the support vectors
+    intercept: float
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        out = np.full(len(X), self.intercept, dtype=float)
+        if len(self.gammas):
+            phase = X @ self.gammas.T
+            out += np.cos(phase) @ self.coef_cos + np.sin(phase) @ self.coef_sin
+        if len(self.omegas):
+            D = squared_distances(X, self.X_sv)
+            for omega, weight in zip(self.omegas, self.nu, strict=True):
+                out += weight * math.exp(-self.eta * omega * omega) * (np.exp(-omega * D) @ self.w_sv)
+        return out
+
+
+def expansion(prob: Problem, mixture: Mixture, alpha: np.ndarray, b: float) -> Expansion:
+    """The section 7 expansion of the SVM (alpha, b) with the learned kernel."""
+    sv = alpha > 0
+    w, Xs = (alpha * prob.y)[sv], prob.X[sv]
     if mixture.m:
-        c, s = (w @ np.cos(prob.X @ mixture.gammas.T)), (w @ np.sin(prob.X @ mixture.gammas.T))
+        phase = Xs @ mixture.gammas.T
         scale = mixture.mu * stabilizer(mixture.gammas, prob.beta)
-        phase = X @ mixture.gammas.T
-        out += np.cos(phase) @ (scale * c) + np.sin(phase) @ (scale * s)
-    if mixture.m_gauss:
-        sv = alpha > 0
-        D = squared_distances(X, prob.X[sv])
-        for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
-            out += weight * math.exp(-prob.eta * omega * omega) * (np.exp(-omega * D) @ w[sv])
-    return out
+        coef_cos, coef_sin = scale * (w @ np.cos(phase)), scale * (w @ np.sin(phase))
+    else:
+        coef_cos = coef_sin = np.zeros(0)
+    return Expansion(mixture.gammas, coef_cos, coef_sin, mixture.omegas, mixture.nu, prob.eta, Xs, w, b)
+
+
+def decision_values(prob: Problem, mixture: Mixture, alpha: np.ndarray, b: float, X: np.ndarray) -> np.ndarray:
+    """f(x) for the rows of X through :func:`expansion`."""
+    return expansion(prob, mixture, alpha, b)(X)
 
 
 def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsilon: float = 1e-3,
@@ -589,8 +621,9 @@ def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsi
     trace: list[dict[str, Any]] = []
     stages: list[dict[str, Any]] = []
     converged = False
-    i = 0
-    for i in range(1, T1 + 1):
+    if T1 < 1:
+        raise ValueError(f"T1 = {T1}: Algorithm 1 needs at least one iteration")
+    for i in range(1, T1 + 1):  # noqa: B007  (i is the iteration count after the loop)
         t_start = time.perf_counter()
         sv = alpha > 1e-9 * alpha.max()
         w, Xs = (alpha * y)[sv], prob.X[sv]
@@ -639,7 +672,6 @@ def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsi
         if stop:
             converged = True
             break
-    b = intercept(prob, mixture, alpha)
     return SIPResult(mixture, alpha, t, b, i, converged, trace, stages)
 
 

@@ -154,3 +154,22 @@ def test_no_data_rows_show_the_papers_numbers():
     assert cells[0][:4] == ["heart", "CM", "84.00 ± 3.00", "84.40 ± 3.20"]
     assert cells[1][:4] == ["thyroid", "CM", "no data", "96.30 ± 2.20"] and cells[1][-1] == "no data"
     assert cells[2][0] == "splice" and cells[2][3] == "90.30 ± 0.40"
+
+
+def test_convergence_run_records_sikl_test_error_trajectories(write_config, tmp_path):
+    """A convergence experiment of SIKL with keep_stages: every trace entry has the train and the test error of
+    the model after that iteration (paper 004, Figures 1-3); the last test error is the row's test error."""
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.store import ResultStore
+
+    cfg = tiny_config(name="sikl_conv", kind="convergence", datasets=[{"name": "raetsch_heart", "alias": "heart"}])
+    cfg["protocol"]["splits"] = 1
+    cfg["methods"] = [{"name": "CM", "family": "sikl", "grid": {},
+                       "params": {"variant": "cm", "beta": 3.0, "keep_stages": True, "T3": 50}}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    (row,) = ResultStore(tmp_path).rows()
+    assert row["status"] == "ok", row["error"]
+    trace = row["trace"]
+    assert len(trace) == row["diagnostics"]["iterations"] and all("test_error" in e for e in trace)
+    assert trace[-1]["test_error"] == pytest.approx(1 - row["accuracy"] / 100)
+    assert trace[-1]["train_error"] == pytest.approx(1 - row["train_accuracy"] / 100)

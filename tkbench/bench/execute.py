@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
 from tkbench.bench.tuning import select_params, shared_selection
@@ -187,8 +188,25 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
         row["size_value"] = spec["vary"]["value"]
     if spec.get("trace") and family.trace is not None:
         row["trace"] = family.trace(model)
+        errors = staged_test_errors(estimator, model, X_test, y_test)
+        for entry, error in zip(row["trace"], errors or [], strict=False):
+            entry["test_error"] = error
     if spec["kind"] == "surface":
         row["surface"] = decision_surface(estimator, ds.X, X_train, y_train)
+
+
+def staged_test_errors(estimator, model, X_test: np.ndarray, y_test: np.ndarray) -> list[float] | None:
+    """The test error (a fraction) after each solver iteration, for a classifier that keeps its stages
+    (``keep_stages=True`` and ``staged_decision_function``, scikit-learn's staged convention; SIKL): the
+    trajectories of paper 004's Figures 1-3. None for any other model. The test part is used only to record."""
+    if not getattr(model, "keep_stages", False) or not hasattr(model, "staged_decision_function"):
+        return None
+    X = estimator[:-1].transform(X_test) if isinstance(estimator, Pipeline) else X_test
+    errors = []
+    for scores in model.staged_decision_function(X):
+        pred = model.classes_[(np.asarray(scores) > 0).astype(int)]
+        errors.append(float(np.mean(pred != y_test)))
+    return errors
 
 
 SURFACE_RESOLUTION = 100

@@ -238,14 +238,15 @@ def test_optimal_criterion_beats_fixed_atoms(fitted_cm):
     assert worst <= model.t_ * (1 + 0.05)
 
 
-def test_finds_a_single_separating_frequency():
-    """Labels y = sign(cos(3 x_1)): the heaviest learned frequency is (+-3, 0)."""
+@pytest.mark.parametrize("search", ["scipy", "batched"])
+def test_finds_a_single_separating_frequency(search):
+    """Labels y = sign(cos(3 x_1)): the heaviest learned frequency is (+-3, 0), with either search."""
     from tkbench import SIKLClassifier
 
     rng = np.random.default_rng(13)
     X = rng.uniform(-2, 2, size=(120, 2))
     y = np.where(np.cos(3 * X[:, 0]) > 0, 1, -1)
-    model = SIKLClassifier(variant="cm", beta=0.01, random_state=0).fit(X, y)
+    model = SIKLClassifier(variant="cm", beta=0.01, search=search, random_state=0).fit(X, y)
     top = model.gammas_[np.argmax(model.mu_)]
     assert abs(abs(top[0]) - 3.0) < 0.3 and abs(top[1]) < 0.3
     Xt = rng.uniform(-2, 2, size=(400, 2))
@@ -275,6 +276,8 @@ def test_bad_parameters_are_clear():
         SIKLClassifier(variant="xx").fit(X, y)
     with pytest.raises(ValueError, match="beta"):
         SIKLClassifier(beta=0).fit(X, y)
+    with pytest.raises(ValueError, match="search"):
+        SIKLClassifier(search="random").fit(X, y)
     with pytest.raises(ValueError, match="must exceed"):
         SIKLClassifier(variant="gm", C=0.01).fit(X, y)
 
@@ -295,3 +298,35 @@ def test_check_estimator():
     from tkbench import SIKLClassifier
 
     check_estimator(SIKLClassifier(beta=1.0, T1=5, T3=20))
+
+
+def test_batched_lbfgs_matches_scipy():
+    """The lockstep L-BFGS reaches stationary points of the same quality as SciPy's from the same starts: on a
+    smooth convex problem the same minimiser; on Eq. (5) the same best maximum, and most starts the same one."""
+    from functools import partial
+
+    from scipy.optimize import minimize
+
+    from tkbench.kernels.cosine import cosine_values_grads
+    from tkbench.solvers.lbfgs_batch import minimize_batch
+
+    A = np.diag(np.arange(1.0, 6.0))
+    quad = lambda P: (0.5 * np.einsum("ij,jk,ik->i", P, A, P) - P.sum(1), P @ A - 1.0)  # noqa: E731
+    res = minimize_batch(quad, np.random.default_rng(0).standard_normal((7, 5)) * 3, gtol=1e-10)
+    np.testing.assert_allclose(res.x, np.tile(1.0 / np.arange(1.0, 6.0), (7, 1)), atol=1e-8)
+    X, y = _data(l=60, n=4, seed=21)
+    w = _feasible_alpha(y, np.random.default_rng(22)) * y
+    beta = 0.1
+    starts = np.random.default_rng(23).standard_normal((40, 4)) * 3
+    batch = minimize_batch(lambda P: tuple(-a for a in cosine_values_grads(P, X, w, beta)), starts, gtol=1e-8)
+    ref = np.array([-minimize(lambda g: tuple(-a for a in cosine_value_grad(g, X, w, beta)), s, jac=True,
+                              method="L-BFGS-B", options={"gtol": 1e-8, "ftol": 1e-15, "maxcor": 17}).fun
+                    for s in starts])
+    assert -batch.f.min() == pytest.approx(ref.max(), rel=1e-8)
+    top = ref.max() * (1 - 1e-6)  # as many starts reach the best maximum (the two line searches differ)
+    assert abs(np.mean(-batch.f >= top) - np.mean(ref >= top)) <= 0.2
+    gv = cosine_values_grads(batch.x, X, w, beta)[1]
+    assert np.abs(gv).max() < 1e-6  # every row stopped at a stationary point
+    found = sip.global_search(None, 4, 5.0, np.random.default_rng(0), T2=4, T3=200, gtol=1e-8, same_tol=1e-3,
+                              symmetric=True, batch_value_grad=partial(cosine_values_grads, X=X, w=w, beta=beta))
+    assert found.values[0] == pytest.approx(ref.max(), rel=1e-6) and found.repeats - len(found.points) >= 4

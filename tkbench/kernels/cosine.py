@@ -56,6 +56,19 @@ def cosine_value_grad(gamma: np.ndarray, X: np.ndarray, w: np.ndarray, beta: flo
     return power * g, grad
 
 
+def cosine_values_grads(gammas: np.ndarray, X: np.ndarray, w: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cosine_value_grad` for every row of ``gammas`` at once: values (S,) and gradients (S, n)."""
+    phase = X @ gammas.T  # l x S
+    cos, sin = np.cos(phase), np.sin(phase)
+    c, s = w @ cos, w @ sin
+    g = np.exp(-beta * np.einsum("ij,ij->i", gammas, gammas))
+    power = c * c + s * s
+    dc = -((w[:, None] * sin).T @ X)  # S x n
+    ds = (w[:, None] * cos).T @ X
+    grad = (power * (-2.0 * beta * g))[:, None] * gammas + (2.0 * g)[:, None] * (c[:, None] * dc + s[:, None] * ds)
+    return power * g, grad
+
+
 def cosine_rows(gammas: np.ndarray, X: np.ndarray, y: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """The rank-2 factors of section 5.3 (m x l each): rows sqrt(G_i) y_u cos(gamma_i^T x_u) and
     sqrt(G_i) y_u sin(gamma_i^T x_u), so that alpha^T G(gamma_i) alpha = (Vc alpha)_i^2 + (Vs alpha)_i^2."""

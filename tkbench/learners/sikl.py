@@ -41,6 +41,7 @@ from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.sip import (
     QCQP_SOLVERS,
+    SEARCHES,
     SVM_SOLVERS,
     Mixture,
     Problem,
@@ -61,13 +62,14 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
     iterations), ``T2``, ``T3`` (Algorithm 2), ``epsilon`` (relative increase of t that stops), ``local_iter``
     (L-BFGS iterations of local adaptation), ``gtol`` (L-BFGS gradient tolerance), ``qcqp_solver`` (a cvxpy
     solver: CLARABEL, SCS, or MOSEK if licensed), ``svm_solver`` (the intermediate SVM (27): ``auto``, ``libsvm``
-    or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``keep_stages``, ``random_state`` (the
+    or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``search`` (Algorithm 2's ascents: ``scipy``
+    one L-BFGS-B run per start, or ``batched`` in lockstep), ``keep_stages``, ``random_state`` (the
     global search's starts).
     """
 
     def __init__(self, variant="cm", beta=1.0, eta=None, C=None, T1=1000, T2=4, T3=500, epsilon=1e-3,
-                 local_iter=50, gtol=1e-6, qcqp_solver="CLARABEL", svm_solver="auto", keep_stages=False,
-                 random_state=0):
+                 local_iter=50, gtol=1e-6, qcqp_solver="CLARABEL", svm_solver="auto", search="scipy",
+                 keep_stages=False, random_state=0):
         self.variant = variant
         self.beta = beta
         self.eta = eta
@@ -80,6 +82,7 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
         self.gtol = gtol
         self.qcqp_solver = qcqp_solver
         self.svm_solver = svm_solver
+        self.search = search
         self.keep_stages = keep_stages
         self.random_state = random_state
 
@@ -97,6 +100,8 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{name}={getattr(self, name)!r}: expected an integer >= 1")
         if not (isinstance(self.local_iter, int) and self.local_iter >= 0):
             raise ValueError(f"local_iter={self.local_iter!r}: expected an integer >= 0")
+        if self.search not in SEARCHES:
+            raise ValueError(f"search={self.search!r}: expected one of {', '.join(SEARCHES)}")
         if self.svm_solver not in SVM_SOLVERS:
             raise ValueError(f"svm_solver={self.svm_solver!r}: expected one of {', '.join(SVM_SOLVERS)}")
         if self.qcqp_solver not in QCQP_SOLVERS:
@@ -115,7 +120,7 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
             rng = np.random.default_rng([int(self.random_state or 0), k])
             res = solve_sip(prob, T1=self.T1, T2=self.T2, T3=self.T3, epsilon=float(self.epsilon),
                             local_iter=self.local_iter, gtol=float(self.gtol), qcqp_solver=self.qcqp_solver,
-                            svm_solver=self.svm_solver, rng=rng,
+                            svm_solver=self.svm_solver, search=self.search, rng=rng,
                             keep_stages=bool(self.keep_stages))
             self.models_.append(_Fitted(prob, res))
         first = self.models_[0]

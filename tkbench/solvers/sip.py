@@ -25,7 +25,9 @@ Choices where the paper is silent (each is a parameter):
 - Algorithm 2 adds only the local maxima that violate the current constraint (value > t^(i-1)): section 5.2 says
   the search "attempts to gather a subset of unsatisfied constraints". Two maxima are the same point when
   min(||g1 - g2||, ||g1 + g2||) <= ``same_tol`` (1 + ||g1||): gamma and -gamma give the same cosine.
-- L-BFGS (SciPy's L-BFGS-B) keeps 17 curvature pairs and tries at most 20 line-search steps (section 9), and stops
+- L-BFGS (SciPy's L-BFGS-B, ``search="scipy"``, the default; or ``search="batched"``: the starts in lockstep,
+  :mod:`tkbench.solvers.lbfgs_batch`, 3.5x faster at 256 starts on heart with beta = 0.1 and the same best
+  maximum, though a quarter of the starts end at a different local maximum) keeps 17 curvature pairs and tries at most 20 line-search steps (section 9), and stops
   on an absolute projected-gradient norm (``gtol``), as the paper changed liblbfgs's relative test to an absolute
   one; the number of iterations of local adaptation is capped by ``local_iter``.
 - Local adaptation maximises J(rho, gamma) of (25)-(26) with mu_i = rho_i^2 / rho^T rho; J is evaluated by the
@@ -62,6 +64,7 @@ from scipy.optimize import minimize
 from tkbench.kernels.cosine import (
     cosine_rows,
     cosine_value_grad,
+    cosine_values_grads,
     gaussian_value_grad,
     squared_distances,
     stabilizer,
@@ -70,6 +73,7 @@ from tkbench.kernels.cosine import (
 LBFGS_MEMORY = 17  # section 9: "the 17 most recent curvature information"
 LBFGS_LINESEARCH = 20  # section 9: "the maximum number of line-search tries is set to 20"
 QCQP_SOLVERS = ("CLARABEL", "SCS", "MOSEK")
+SEARCHES = ("scipy", "batched")
 
 
 class SIPError(RuntimeError):
@@ -380,10 +384,20 @@ class SearchResult:
 
 
 def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T2: int, T3: int,
-                  gtol: float, same_tol: float, symmetric: bool, nonneg: bool = False) -> SearchResult:
+                  gtol: float, same_tol: float, symmetric: bool, nonneg: bool = False,
+                  batch_value_grad=None) -> SearchResult:
     """Algorithm 2 (GlobalSearchForLocals): random starts gamma_0 = r x / ||x|| (x standard normal, r uniform in
     [0, R]; for a width omega >= 0 simply r), an L-BFGS ascent from each, counting repeated maxima; stop when the
-    repeats exceed the distinct maxima by T2 or after T3 starts. ``value_grad(p) -> (value, gradient)``."""
+    repeats exceed the distinct maxima by T2 or after T3 starts. ``value_grad(p) -> (value, gradient)``.
+
+    With ``batch_value_grad(P) -> (values, gradients)`` (unconstrained searches) the ascents run in lockstep
+    (:mod:`tkbench.solvers.lbfgs_batch`) on chunks of 8, 16, 32, ... starts drawn in the same order; their
+    maxima are then taken in start order with the same stopping rule, so the result is that of the sequential
+    algorithm with that optimiser (ascents past the stopping start are discarded). Otherwise one SciPy L-BFGS-B
+    run per start."""
+    if batch_value_grad is not None and not nonneg:
+        return _global_search_batched(batch_value_grad, dim, R, rng, T2=T2, T3=T3, gtol=gtol, same_tol=same_tol,
+                                      symmetric=symmetric)
     points: list[np.ndarray] = []
     values: list[float] = []
     repeats = 0
@@ -402,8 +416,7 @@ def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T
         if nonneg:
             start = rng.uniform(0.0, R, size=dim)
         else:
-            x = rng.standard_normal(dim)
-            start = rng.uniform(0.0, R) * x / max(np.linalg.norm(x), 1e-300)
+            start = _draw_start(rng, dim, R)
         res = minimize(negative, start, jac=True, method="L-BFGS-B", bounds=bounds,
                        options={"maxcor": LBFGS_MEMORY, "maxls": LBFGS_LINESEARCH, "gtol": gtol, "ftol": 1e-15,
                                 "maxiter": 1000})
@@ -418,6 +431,49 @@ def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T
             values.append(v)
         if repeats - len(points) >= T2:
             break
+    order = np.argsort(values)[::-1]
+    pts = np.array([points[k] for k in order]).reshape(len(order), dim)
+    return SearchResult(pts, np.asarray(values)[order], starts, repeats, evaluations)
+
+
+def _draw_start(rng: np.random.Generator, dim: int, R: float) -> np.ndarray:
+    x = rng.standard_normal(dim)
+    return rng.uniform(0.0, R) * x / max(np.linalg.norm(x), 1e-300)
+
+
+def _global_search_batched(batch_value_grad, dim: int, R: float, rng: np.random.Generator, *, T2: int, T3: int,
+                           gtol: float, same_tol: float, symmetric: bool) -> SearchResult:
+    from tkbench.solvers.lbfgs_batch import minimize_batch
+
+    def negative(P):
+        v, g = batch_value_grad(P)
+        return -v, -g
+
+    points: list[np.ndarray] = []
+    values: list[float] = []
+    repeats = evaluations = starts = 0
+    chunk = 8
+    done = False
+    while starts < T3 and not done:
+        size = min(chunk, T3 - starts)
+        x0 = np.array([_draw_start(rng, dim, R) for _ in range(size)])
+        res = minimize_batch(negative, x0, memory=LBFGS_MEMORY, max_linesearch=LBFGS_LINESEARCH, gtol=gtol,
+                             max_iter=1000)
+        evaluations += res.evaluations
+        for p, v in zip(res.x, -res.f, strict=True):
+            starts += 1
+            hit = next((k for k, q in enumerate(points) if _same(q, p, same_tol, symmetric)), None)
+            if hit is not None:
+                repeats += 1
+                if v > values[hit]:
+                    points[hit], values[hit] = p, float(v)
+            else:
+                points.append(p)
+                values.append(float(v))
+            if repeats - len(points) >= T2:
+                done = True
+                break
+        chunk *= 2
     order = np.argsort(values)[::-1]
     pts = np.array([points[k] for k in order]).reshape(len(order), dim)
     return SearchResult(pts, np.asarray(values)[order], starts, repeats, evaluations)
@@ -602,8 +658,8 @@ def decision_values(prob: Problem, mixture: Mixture, alpha: np.ndarray, b: float
 
 def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsilon: float = 1e-3,
               local_iter: int = 50, gtol: float = 1e-6, same_tol: float = 1e-3, prune_tol: float = 1e-7,
-              qcqp_solver: str = "CLARABEL", svm_solver: str = "auto", rng: np.random.Generator | None = None,
-              keep_stages: bool = False) -> SIPResult:
+              qcqp_solver: str = "CLARABEL", svm_solver: str = "auto", search: str = "scipy",
+              rng: np.random.Generator | None = None, keep_stages: bool = False) -> SIPResult:
     """Algorithm 1 of paper 004 on ``prob``. The trace has one row per iteration: m (cosines), m_gauss, nsv,
     t^(i), s^(i) (the largest value the global search found), the training error of the classifier, the number
     of starts / repeats / new atoms of the search, and the seconds spent in each step."""
@@ -633,7 +689,9 @@ def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsi
         if prob.cosines:
             found = global_search(partial(_cos_vg, X=Xs, w=w, beta=prob.beta), n,
                                   search_radius(t, prob.beta), rng, T2=T2, T3=T3, gtol=gtol, same_tol=same_tol,
-                                  symmetric=True)
+                                  symmetric=True,
+                                  batch_value_grad=partial(cosine_values_grads, X=Xs, w=w, beta=prob.beta)
+                                  if search == "batched" else None)
             starts, repeats = found.starts, found.repeats
             if len(found.values):
                 s_value = max(s_value, float(found.values[0]))

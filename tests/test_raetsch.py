@@ -173,3 +173,7 @@ def test_convergence_run_records_sikl_test_error_trajectories(write_config, tmp_
     assert len(trace) == row["diagnostics"]["iterations"] and all("test_error" in e for e in trace)
     assert trace[-1]["test_error"] == pytest.approx(1 - row["accuracy"] / 100)
     assert trace[-1]["train_error"] == pytest.approx(1 - row["train_accuracy"] / 100)
+    from tkbench.report.build import build_report
+
+    written = {p.name for p in build_report(tmp_path, formats=["md"])}
+    assert "evolution_heart_CM.png" in written  # Figures 1-3 of paper 004

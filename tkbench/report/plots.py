@@ -192,6 +192,37 @@ def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
     return written
 
 
+EVOLUTION_PANELS = ((("m", "cosines m"), ("m_gauss", "Gaussians"), ("nsv", "support vectors")),
+                    (("t", "t (criterion)"), ("s", "s (best search value)")),
+                    (("train_error", "training error"), ("test_error", "test error")))
+
+
+def evolution_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Paper 004 Figures 1-3: for split 0 of each (dataset, method) whose trace has t and a training error, the
+    evolution of m, nsv, t, s and the training / test errors over the iterations of Algorithm 1."""
+    ok = rows[(rows["status"] == "ok")] if "trace" in rows else rows.iloc[0:0]
+    written: list[Path] = []
+    for (dataset, method), cur in ok.groupby(["dataset", "method"], sort=False):
+        trace = cur.sort_values("split").iloc[0]["trace"]
+        if not isinstance(trace, list) or not trace or not {"t", "train_error"} <= set(trace[0]):
+            continue
+        it = [e["iteration"] for e in trace]
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+        for ax, panel in zip(axes, EVOLUTION_PANELS, strict=True):
+            for key, label in panel:
+                if key in trace[0] and any(e.get(key) for e in trace):
+                    scale = 100.0 if key.endswith("_error") else 1.0
+                    ax.plot(it, [scale * e[key] for e in trace], marker=".", label=label)
+            ax.set_xlabel("iteration")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+        axes[2].set_ylabel("error (%)")
+        fig.suptitle(f"{dataset} / {method}: evolution during training (split 0)")
+        fig.tight_layout()
+        written += _save(fig, out_dir / f"evolution_{dataset}_{method}")
+    return written
+
+
 def surface_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
     """Decision surfaces (paper 000 Figure 6): one figure per dataset, a panel per method (split 0), filled
     contours of the decision function, its zero level in black, the training points by class."""

@@ -1,0 +1,68 @@
+"""The active-set polish of the normalised SVM dual (tkbench.solvers.active_set) against cvxpy and LIBSVM."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+from tkbench.solvers.active_set import polish
+
+
+def _problem(l, rank, tau, seed):  # noqa: E741
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(l) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    # Q = F^T F + tau I as in (27): F's rows (the cosine factors) with decaying weights, plus a tiny ridge
+    F = rng.normal(size=(rank, l)) * y * np.logspace(0, -4, rank)[:, None]
+    return F.T @ F + tau * np.eye(l), y
+
+
+def _cvxpy(Q, y, C):
+    a = cp.Variable(len(y))
+    cons = [y @ a == 0, cp.sum(a) == 2, a >= 0] + ([a <= C] if math.isfinite(C) else [])
+    cp.Problem(cp.Minimize(cp.quad_form(a, cp.psd_wrap(Q))), cons).solve(solver="CLARABEL")
+    return a.value
+
+
+def _loose_libsvm(Q, y, tol=1e-3, max_iter=10_000):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # SMO may stop at the cap: the start is only a guess
+        svm = SVC(kernel="precomputed", C=1e12, tol=tol, max_iter=max_iter).fit(Q * np.outer(y, y), y)
+    a = np.zeros(len(y))
+    a[svm.support_] = np.abs(svm.dual_coef_[0])
+    for c in (1.0, -1.0):
+        a[y == c] /= a[y == c].sum()
+    return a
+
+
+@pytest.mark.parametrize("tau", [1e-2, 1e-8, 1e-12])
+def test_polish_is_exact_from_a_loose_libsvm_start(tau):
+    Q, y = _problem(60, 80, tau, seed=1)
+    a = polish(Q, y, _loose_libsvm(Q, y))
+    assert a is not None
+    ref = _cvxpy(Q, y, math.inf)
+    assert abs(float(y @ a)) < 1e-10 and abs(a.sum() - 2.0) < 1e-10 and a.min() >= 0.0
+    assert a @ Q @ a <= ref @ Q @ ref + 1e-8 * (ref @ Q @ ref)
+
+
+@pytest.mark.parametrize("C, bounds_active", [(0.05, True), (0.2, False)])
+def test_polish_with_a_finite_box_from_a_poor_start(C, bounds_active):
+    Q, y = _problem(50, 10, 1e-3, seed=2)
+    start = np.where(y > 0, 1.0 / (y > 0).sum(), 1.0 / (y < 0).sum())  # every point free: far from the answer
+    a = polish(Q, y, start, C)
+    assert a is not None
+    ref = _cvxpy(Q, y, C)
+    assert a.max() <= C and a.min() >= 0.0
+    assert ref @ Q @ ref * (1 - 1e-4) <= a @ Q @ a <= ref @ Q @ ref * (1 + 1e-9)  # exact: never above Clarabel
+    assert (np.sum(a == C) + np.sum(a == 0.0) > 0) == bounds_active  # at C = 0.05 the sets had to change
+
+
+def test_polish_refuses_what_it_cannot_certify():
+    Q, y = _problem(20, 5, 1e-3, seed=3)
+    start = np.where(y > 0, 1.0, 0.0)  # no free point in the negative class
+    assert polish(Q, y, start) is None

@@ -242,3 +242,44 @@ def test_every_published_reproduction_has_its_rows_in_the_checkout():
         folder = root / "results" / name
         assert (folder / "config.yaml").is_file(), f"results/{name}/config.yaml missing (git-ignored?)"
         assert any((folder / "rows").glob("*.json")), f"results/{name}/rows has no rows (git-ignored?)"
+
+
+def test_error_percent_reference_and_evaluation_table(tmp_path):
+    """A paper that prints error % is compared in error %; the evaluation table shows test ms and model size
+    beside the paper's, and the speed-up of one method over another is a ratio of our own means."""
+    (tmp_path / "err.yaml").write_text(yaml.safe_dump({"source": "p", "table": "T2", "metric": "error_percent",
+                                                       "results": {"liver": {"svm": [27.0, 1.0, 2.0]}}}))
+    (tmp_path / "ev.yaml").write_text(yaml.safe_dump({"source": "p", "table": "T3", "metric": "evaluation",
+                                                      "results": {"liver": {"svm": {"test_ms": 8.0, "nsv": 50.0},
+                                                                            "rf": {"test_ms": 2.0}}}}))
+    cfg = {"name": "evalfix", "reference": "err.yaml", "protocol": {"splits": 2, "seed": 1}, "datasets": ["liver"],
+           "methods": [{"name": "svm", "family": "svm_rbf"}, {"name": "rf", "family": "random_forest"}],
+           "evaluation": {"reference": "ev.yaml", "speedup": ["rf", "svm"]}}
+    path = tmp_path / "evalfix.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "results"
+    store = ResultStore(out)
+    store.save_config(path.read_text())
+    (out / "meta.json").write_text(json.dumps({"config_source": "../evalfix.yaml"}))
+    for spec in make_plan(load_config(path)):
+        svm = spec.method == "svm"
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
+                         "cv_seconds": 1.0, "metric": "accuracy", "accuracy": 70.0 + 2 * spec.split, "n_test": 69,
+                         "predict_seconds": (0.010 if svm else 0.002) * (1 + spec.split),
+                         "diagnostics": {"n_support": 40 + 2 * spec.split} if svm else {}})
+    text = build_report(out, ["md"])[0].read_text()
+    assert "Test-set error (%) (lower is better)" in text
+    assert "| liver | svm | **29.00 ± 1.41** | 27.00 ± 1.00 | +2.00 | worse |" in text  # 100 - (70, 72)
+    assert "| liver | svm | 69 | 15.00 (8.00) | 41.0 (50.0) | - | - |" in text
+    assert "| liver | rf | 69 | 3.00 (2.00) | - | - | - |" in text
+    assert "| liver | 5.0x | 4.0x |" in text  # 15 / 3 ms ours, 8 / 2 ms the paper's
+
+
+def test_evaluation_section_is_validated(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"name": "bad", "datasets": ["liver"], "methods": [{"name": "svm",
+                                    "family": "svm_rbf"}], "evaluation": {"speedup": ["svm", "nope"]}}))
+    result = CliRunner().invoke(app, ["run", str(path), "--dry-run"])
+    assert result.exit_code == 2
+    assert "evaluation.speedup" in result.output and "nope" in result.output

@@ -178,6 +178,17 @@ class Comparison(_Strict):
     against: list[str] = Field(min_length=1, description="the reference group; per dataset its best mean is used")
 
 
+class Evaluation(_Strict):
+    """The evaluation-time table of an accuracy experiment: test-set prediction time per method with the model-size
+    factors that set it (support vectors, cosines, Gaussians; from the fits' diagnostics), optionally beside a
+    paper's table and with the speed-up of one method over another."""
+
+    reference: str | None = Field(None, description="paper YAML with results: {dataset: {method: {test_ms, nsv, "
+                                  "m, m_gauss}}}, relative to the config or configs/")
+    speedup: list[str] | None = Field(None, min_length=2, max_length=2, description="[fast, slow]: report slow's "
+                                      "test time over fast's, ours (measured in the same run) beside the paper's")
+
+
 class Landscape(_Strict):
     """The grid of a ``landscape`` experiment: a family's learning objective over two kernel weights."""
 
@@ -206,6 +217,8 @@ class Experiment(_Strict):
                                         "points per axis)")
     compare: list[Comparison] = Field(default_factory=list, description="paired comparisons reported beside the "
                                       "tables (wins / ties / losses over the shared splits, Wilcoxon signed-rank)")
+    evaluation: Evaluation | None = Field(None, description="accuracy experiments: add the evaluation-time table "
+                                          "(test-set prediction time and model size per method)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
     no_data: list[str] = Field(default_factory=list, description="datasets of the reference table we have no data "
                                "for (their keys in the reference file): their paper rows are shown, marked 'no data'")
@@ -340,6 +353,10 @@ def load_config(path: str | Path, check_reference: bool = True) -> Experiment:
     ref = exp.reference_path()
     if check_reference and ref is not None and not ref.exists():
         raise ConfigError(str(path), [("reference", exp.reference, "a reference YAML file that exists")])
+    if (check_reference and exp.evaluation is not None and exp.evaluation.reference is not None
+            and not resolve_reference(exp.evaluation.reference, exp._source).exists()):
+        raise ConfigError(str(path), [("evaluation.reference", exp.evaluation.reference,
+                                       "a reference YAML file that exists")])
     return exp
 
 
@@ -507,6 +524,12 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             for name in getattr(comp, part):
                 if name not in names:
                     problems.append((f"compare[{c}].{part}", name, f"a method of this config: {', '.join(names)}"))
+    if exp.evaluation is not None and exp.kind != "accuracy":
+        problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy experiment "
+                         "only"))
+    for name in (exp.evaluation.speedup or []) if exp.evaluation is not None else []:
+        if name not in names:
+            problems.append(("evaluation.speedup", name, f"a method of this config: {', '.join(names)}"))
     if exp.compare and exp.kind != "accuracy":
         problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
                          "experiment only"))

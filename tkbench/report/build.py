@@ -320,6 +320,9 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         from tkbench.report.paired import paired_tables
 
         tables += paired_tables(res, summary)
+        from tkbench.report.evaluation import evaluation_tables
+
+        tables += evaluation_tables(res, _ref_names(res))
         fits = checks.final_fit_table(res) if exp.kind == "accuracy" else None
         if fits is not None:
             tables.append(fits)

@@ -75,7 +75,12 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
         part = summary[summary["metric"] == metric]
         if part.empty:
             continue
-        cols = ["Dataset", "Method", f"{METRIC_TITLES[metric]}"]
+        # a paper that prints error rates (error_percent) is compared in error %: 100 - accuracy
+        as_error = metric == "accuracy" and reference is not None and reference.data.get("metric") == "error_percent"
+        if as_error:
+            part = part.assign(metric_mean=100.0 - part["metric_mean"])
+        heading = "Test-set error (%)" if as_error else METRIC_TITLES[metric]
+        cols = ["Dataset", "Method", heading]
         if reference is not None:
             cols += ["Paper", "Δ (ours − paper)", "Verdict"]
         cols += ["Fit time (s)"]
@@ -91,9 +96,10 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                 paper = reference.lookup(ref_names["datasets"].get(line["dataset"], line["dataset"]),
                                          ref_names["methods"].get(line["method"], line["method"]), metric)
                 if paper is not None and paper.metric is not None:
-                    diff = line["metric_mean"] - paper.metric[0]
-                    row += [Cell(fmt(*paper.metric, digits[metric])), Cell(_signed(diff, digits[metric])),
-                            Cell(verdict(diff, paper.metric[1], metric))]
+                    paper_mean = 100.0 - paper.metric[0] if as_error else paper.metric[0]
+                    diff = line["metric_mean"] - paper_mean
+                    row += [Cell(fmt(paper_mean, paper.metric[1], digits[metric])), Cell(_signed(diff, digits[metric])),
+                            Cell(verdict(-diff if as_error else diff, paper.metric[1], metric))]
                 else:
                     row += [Cell(paper.note if paper and paper.note else "-"), Cell("-"), Cell("-")]
             row.append(Cell(fmt_time(line["fit_mean"], line["fit_std"])))
@@ -107,11 +113,13 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                 paper = reference.lookup(key, ref_method, metric)
                 if paper is None or paper.metric is None:
                     continue
-                rows.append([Cell(key), Cell(method), Cell("no data"), Cell(fmt(*paper.metric, digits[metric])),
+                paper_mean = 100.0 - paper.metric[0] if as_error else paper.metric[0]
+                rows.append([Cell(key), Cell(method), Cell("no data"), Cell(fmt(paper_mean, paper.metric[1],
+                                                                                digits[metric])),
                              Cell("-"), Cell("-"), Cell("-"),
                              Cell(fmt_time(*paper.time) if paper.time else "-"), Cell("-"), Cell("0/0"),
                              Cell("no data")])
-        title = METRIC_TITLES[metric] + (" (lower is better)" if metric == "mse" else "")
+        title = heading + (" (lower is better)" if metric == "mse" or as_error else "")
         tables.append(TableModel(title, cols, rows))
         if metric == "accuracy" and "rmse_pm1_mean" in part and part["rmse_pm1_mean"].notna().any():
             tables.append(rmse_table(part))

@@ -1,0 +1,109 @@
+"""The evaluation-time table (a config's ``evaluation`` section; paper 004's Table 3).
+
+Per (dataset, method): the time to predict the whole test part (``predict_seconds`` of the result rows, in ms,
+mean over the ok splits) and the model-size factors that set it, read from the fits' diagnostics: support
+vectors (``n_support`` of an SVM, ``nsv`` of SIKL), cosines ``m`` and Gaussians ``m_gauss``. With a reference
+file the paper's numbers stand beside ours (``ours (paper)``); with ``speedup: [fast, slow]`` a second table
+gives slow's mean test time over fast's per dataset, ours (both measured in the same sweep, on the same machine)
+beside the paper's.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from tkbench.report.checks import _ok_cells
+from tkbench.report.reference import Reference
+from tkbench.report.tables import Cell, TableModel
+
+FACTORS = (("nsv", ("n_support", "nsv")), ("m", ("m",)), ("m_gauss", ("m_gauss",)))
+
+
+def _mean(values: list[float]) -> float:
+    return float(pd.Series(values, dtype=float).mean()) if values else math.nan
+
+
+def _factor(diags: list[dict], keys: tuple[str, ...]) -> float:
+    for key in keys:
+        values = [float(d[key]) for d in diags if isinstance(d.get(key), int | float)]
+        if values:
+            return _mean(values)
+    return math.nan
+
+
+def _num(x: float, digits: int = 1) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+
+
+def _pair(ours: float, paper: float | None, digits: int = 1) -> str:
+    text = _num(ours, digits)
+    if paper is not None and not math.isnan(paper):
+        text += f" ({_num(paper, digits)})"
+    return text
+
+
+def evaluation_measures(res) -> dict[tuple[str, str], dict[str, float]]:
+    """(dataset, method) -> {test_ms, nsv, m, m_gauss, n_test}: means over the ok rows."""
+    out = {}
+    for ds, method, cell in _ok_cells(res):
+        diags = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)]
+        entry = {"test_ms": 1e3 * _mean(list(cell["predict_seconds"].dropna())),
+                 "n_test": _mean(list(cell["n_test"].dropna())) if "n_test" in cell else math.nan}
+        for name, keys in FACTORS:
+            entry[name] = _factor(diags, keys)
+        out[(ds, method)] = entry
+    return out
+
+
+def evaluation_tables(res, names: dict[str, dict[str, str]]) -> list[TableModel]:
+    exp = res.experiment
+    spec = exp.evaluation
+    if spec is None:
+        return []
+    path = None
+    if spec.reference is not None:
+        from tkbench.config import resolve_reference
+
+        path = resolve_reference(spec.reference, exp._source)
+    reference = Reference(path) if path is not None and path.exists() else None
+
+    def paper(ds: str, method: str) -> dict[str, float]:
+        if reference is None:
+            return {}
+        value = (reference.results.get(names["datasets"].get(ds, ds)) or {}).get(names["methods"].get(method, method))
+        return {k: float(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+    measures = evaluation_measures(res)
+    rows = []
+    for (ds, method), ours in measures.items():
+        ref = paper(ds, method)
+        rows.append([Cell(ds), Cell(method), Cell(_num(ours["n_test"], 0)),
+                     Cell(_pair(ours["test_ms"], ref.get("test_ms"), 2))]
+                    + [Cell(_pair(ours[name], ref.get(name))) for name, _ in FACTORS])
+    where = " (paper's in brackets)" if reference is not None else ""
+    tables = [TableModel(f"Evaluation time and model size{where}",
+                         ["Dataset", "Method", "Test rows", "Test ms", "Support vectors", "Cosines m",
+                          "Gaussians"], rows,
+                         ["Test ms: time to predict the whole test part (mean over the ok splits), on this machine"
+                          + (f"; paper: {reference.title}, its own machine." if reference is not None else ".")
+                          + " Model size from the fits' diagnostics (means); a SIKL model is evaluated through its "
+                          "cosine expansion (paper 004 section 7), so its support vectors do not enter its test time "
+                          "unless it has Gaussians."])]
+    if spec.speedup:
+        fast, slow = spec.speedup
+        srows = []
+        for d in exp.datasets:
+            a, b = measures.get((d.label, fast)), measures.get((d.label, slow))
+            pa, pb = paper(d.label, fast).get("test_ms"), paper(d.label, slow).get("test_ms")
+            ours = b["test_ms"] / a["test_ms"] if a and b and a["test_ms"] > 0 else math.nan
+            theirs = pb / pa if pa and pb else math.nan
+            if math.isnan(ours) and math.isnan(theirs):
+                continue
+            srows.append([Cell(d.label), Cell(_num(ours) + "x" if not math.isnan(ours) else "-"),
+                          Cell(_num(theirs) + "x" if not math.isnan(theirs) else "-")])
+        if srows:
+            tables.append(TableModel(f"Evaluation speed-up of {fast} over {slow}", ["Dataset", "Ours", "Paper"],
+                                     srows, [f"{slow}'s mean test time over {fast}'s; ours measured in the same "
+                                             "sweep on one machine (ratios, not absolute times)."]))
+    return tables

@@ -283,3 +283,23 @@ def test_evaluation_section_is_validated(tmp_path):
     result = CliRunner().invoke(app, ["run", str(path), "--dry-run"])
     assert result.exit_code == 2
     assert "evaluation.speedup" in result.output and "nope" in result.output
+
+
+def test_train_test_table_in_error_percent(tmp_path):
+    """Section 9.4's table: train and test error with the gap, beside the paper's (error % given without std)."""
+    import pandas as pd
+
+    from tkbench.report.reference import Reference
+    from tkbench.report.tables import train_test_table
+
+    ref = tmp_path / "r.yaml"
+    ref.write_text("metric: error_percent\nresults:\n  heart: {CM: {error: [15.5, .nan], train_error: [14.0, .nan]}}\n")
+    summary = pd.DataFrame([{"dataset": "heart", "method": "CM", "metric": "accuracy", "metric_mean": 80.0,
+                             "metric_std": 2.0, "train_accuracy_mean": 95.0, "train_accuracy_std": 1.0}])
+    table = train_test_table(summary, Reference(ref), {"datasets": {}, "methods": {}})
+    assert table.columns[2:] == ["Train error (%)", "Test error (%)", "Gap", "Paper train error (%)",
+                                 "Paper test error (%)"]
+    assert [c.text for c in table.rows[0]] == ["heart", "CM", "5.00 ± 1.00", "20.00 ± 2.00", "+15.00", "14.00",
+                                               "15.50"]
+    assert train_test_table(summary.drop(columns=["train_accuracy_mean"]), None, {"datasets": {}, "methods": {}}) \
+        is None

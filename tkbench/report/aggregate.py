@@ -23,7 +23,7 @@ from tkbench.errors import TkbenchError
 STATUSES = ("ok", "failed", "timeout", "crashed")
 HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "mse": False, "mae": False, "r2": True,
                     "rmse_pm1": False}
-EXTRA_METRICS = ("rmse_pm1",)  # reported in a table of their own when the rows have them
+EXTRA_METRICS = ("rmse_pm1", "train_accuracy")  # reported in tables of their own when the rows have them
 
 
 @dataclass

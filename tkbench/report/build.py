@@ -320,6 +320,11 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         from tkbench.report.paired import paired_tables
 
         tables += paired_tables(res, summary)
+        if exp.kind == "convergence":
+            from tkbench.report.tables import train_test_table
+
+            train_test = train_test_table(summary, reference, _ref_names(res))
+            tables += [train_test] if train_test is not None else []
         from tkbench.report.evaluation import evaluation_tables
 
         tables += evaluation_tables(res, _ref_names(res))

@@ -1,7 +1,8 @@
 """The papers' published numbers (``configs/reference/*.yaml``) looked up per (dataset, method).
 
 Reference files hold ``results: {dataset: {method: value}}`` where a value is either a mapping with
-``accuracy`` / ``mse`` / ``time`` entries (each ``[mean, std]``), or a bare list read through the file's
+``accuracy`` / ``mse`` / ``time`` / ``train_accuracy`` entries (each ``[mean, std]``, std .nan when the paper
+gives none; in an ``error_percent`` file ``error`` / ``train_error`` instead), or a bare list read through the file's
 ``metric``: ``[mean, std]`` of ``train_seconds`` (a time), ``[error, std, seconds]`` of ``error_percent``
 (accuracy = 100 - error), or ``[mean, std]`` of an MSE-like metric.
 """
@@ -19,6 +20,7 @@ class PaperValue:
     metric: tuple[float, float] | None = None
     time: tuple[float, float] | None = None
     note: str = ""
+    train: tuple[float, float] | None = None  # the training-set metric, when the paper prints it
 
 
 class Reference:
@@ -35,11 +37,14 @@ class Reference:
         value = (self.results.get(dataset) or {}).get(method)
         if value is None:
             return None
+        kind = str(self.data.get("metric", ""))
+        if isinstance(value, dict) and kind == "error_percent" and metric == "accuracy":
+            return PaperValue(_complement(value.get("error")), _pair(value.get("time")), str(value.get("note", "")),
+                              _complement(value.get("train_error")))
         if isinstance(value, dict):
             pair = value.get(metric)
             time = value.get("time")
-            return PaperValue(_pair(pair), _pair(time), str(value.get("note", "")))
-        kind = str(self.data.get("metric", ""))
+            return PaperValue(_pair(pair), _pair(time), str(value.get("note", "")), _pair(value.get(f"train_{metric}")))
         if kind == "train_seconds":
             return PaperValue(None, _pair(value))
         if kind == "error_percent" and len(value) >= 2:
@@ -51,6 +56,12 @@ class Reference:
         """Scaling exponents (``scaling.yaml``: ``key: {m_exponent, q_exponent, ...}``)."""
         entry = self.data.get(key)
         return entry if isinstance(entry, dict) else None
+
+
+def _complement(value: Any) -> tuple[float, float] | None:
+    """An [error %, std] pair as (accuracy %, std)."""
+    pair = _pair(value)
+    return None if pair is None else (100.0 - pair[0], pair[1])
 
 
 def _pair(value: Any) -> tuple[float, float] | None:

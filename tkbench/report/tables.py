@@ -126,6 +126,40 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
     return tables
 
 
+def train_test_table(summary: pd.DataFrame, reference: Reference | None,
+                     ref_names: dict[str, dict[str, str]]) -> TableModel | None:
+    """Training against test accuracy (or error %, when the paper prints error rates) per (dataset, method),
+    beside the paper's when its reference gives ``train_accuracy``: the over-fitting that a complexity control
+    (paper 004 section 9.4) is meant to prevent shows as the gap."""
+    part = summary[summary["metric"] == "accuracy"]
+    if part.empty or "train_accuracy_mean" not in part or not part["train_accuracy_mean"].notna().any():
+        return None
+    as_error = reference is not None and reference.data.get("metric") == "error_percent"
+    word = "error" if as_error else "accuracy"
+
+    def shown(x: float) -> float:
+        return 100.0 - x if as_error else x
+
+    rows = []
+    for _, line in part.iterrows():
+        paper = None
+        if reference is not None:
+            paper = reference.lookup(ref_names["datasets"].get(line["dataset"], line["dataset"]),
+                                     ref_names["methods"].get(line["method"], line["method"]), "accuracy")
+        train, test = shown(line["train_accuracy_mean"]), shown(line["metric_mean"])
+        row = [Cell(line["dataset"]), Cell(line["method"]), Cell(fmt(train, line["train_accuracy_std"])),
+               Cell(fmt(test, line["metric_std"])), Cell(_signed(test - train if as_error else train - test, 2))]
+        if reference is not None:
+            row += [Cell(fmt(shown(paper.train[0]), paper.train[1]) if paper and paper.train else "-"),
+                    Cell(fmt(shown(paper.metric[0]), paper.metric[1]) if paper and paper.metric else "-")]
+        rows.append(row)
+    cols = ["Dataset", "Method", f"Train {word} (%)", f"Test {word} (%)", "Gap"]
+    if reference is not None:
+        cols += [f"Paper train {word} (%)", f"Paper test {word} (%)"]
+    return TableModel(f"Training and test {word}", cols, rows,
+                      ["Gap: how much worse the test part does than the training part (mean over the ok splits)."])
+
+
 def rmse_table(part: pd.DataFrame) -> TableModel:
     """RMSE of the decision values on -1 / +1 labels (binary classification), best (lowest) per dataset in bold."""
     rows = []

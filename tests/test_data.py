@@ -34,7 +34,7 @@ RAETSCH = {"banana", "breast_cancer", "german", "heart", "image", "ringnorm", "t
 
 
 def test_registry_lists_the_datasets():
-    assert set(registry()) == set(EXPECTED) | {f"raetsch_{n}" for n in RAETSCH}
+    assert set(registry()) == set(EXPECTED) | {f"raetsch_{n}" for n in RAETSCH} | {"mnist", "usps"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -141,6 +141,6 @@ def test_datasets_cli():
     assert listed.exit_code == 0 and "gas_turbine" in listed.output and "36733" in listed.output
     shown = runner.invoke(app, ["datasets", "show", "cancer"])
     assert shown.exit_code == 0 and "dropped 16" in shown.output and "402c5853" in shown.output
-    unknown = runner.invoke(app, ["datasets", "show", "mnist"])
-    assert unknown.exit_code == 2 and "unknown dataset 'mnist'" in unknown.output
+    unknown = runner.invoke(app, ["datasets", "show", "emnist"])
+    assert unknown.exit_code == 2 and "unknown dataset 'emnist'" in unknown.output
     assert runner.invoke(app, ["datasets", "verify"]).exit_code == 0

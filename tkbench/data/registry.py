@@ -23,6 +23,7 @@ A registry entry describes how the table becomes ``(X, y)``:
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import os
@@ -250,6 +251,73 @@ def _load_realisations(name: str, spec: dict[str, Any], chosen: dict[str, Any], 
     return Dataset(name, np.ascontiguousarray(X), y, spec["task"], names, fingerprint(name, chosen), info)
 
 
+def _read_idx(raw: bytes) -> np.ndarray:
+    """An IDX array (the MNIST format: magic 0x0000 type ndim, big-endian sizes, then the values)."""
+    types = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in types:
+        raise DatasetError("not an IDX file (bad magic number)")
+    ndim = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim))
+    values = np.frombuffer(raw, dtype=types[raw[2]], offset=4 + 4 * ndim)
+    if values.size != int(np.prod(shape)):
+        raise DatasetError(f"IDX file: {values.size} values for shape {shape}")
+    return values.reshape(shape)
+
+
+def _fixed_split_parts(name: str, spec: dict[str, Any], paths: list[Path]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{'train': (X, digits), 'test': (X, digits)} of a dataset with one fixed train/test split."""
+    fmt = spec["fixed_split"]
+    if fmt["format"] == "idx":
+        parts = {}
+        for part in ("train", "test"):
+            images, labels = (_read_idx(gzip.decompress(paths[i].read_bytes())) for i in fmt[part])
+            parts[part] = (images.reshape(len(images), -1).astype(float), labels.astype(np.int64))
+        return parts
+    if fmt["format"] == "npz":
+        with np.load(paths[0], allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in fmt["arrays"]}
+        for key, digest in fmt["arrays"].items():
+            found = hashlib.sha256(np.ascontiguousarray(arrays[key]).tobytes()).hexdigest()
+            if found != digest:
+                raise ChecksumError(f"{paths[0]}: array {key!r} has sha256 {found}, expected {digest}")
+        return {part: (arrays[f"{part}_data"].reshape(len(arrays[f"{part}_data"]), -1).astype(float),
+                       arrays[f"{part}_target"].astype(np.int64)) for part in ("train", "test")}
+    raise DatasetError(f"dataset {name!r}: unknown fixed_split format {fmt['format']!r} (expected idx or npz)")
+
+
+def _load_fixed_split(name: str, spec: dict[str, Any], chosen: dict[str, Any], paths: list[Path]) -> Dataset:
+    """A dataset with one fixed train/test split and a binary task over digit classes (``classes``: the +1 digits,
+    the -1 digits; other rows dropped); ``train_rows`` keeps the first k training rows of the task's digits."""
+    parts = _fixed_split_parts(name, spec, paths)
+    positive, negative = ({int(d) for d in group} for group in spec["classes"])
+    blocks_X, blocks_y, idx, start = [], [], [], 0
+    for part in ("train", "test"):
+        X, digits = parts[part]
+        keep = np.flatnonzero(np.isin(digits, list(positive | negative)))
+        if part == "train" and spec.get("train_rows") is not None:
+            if len(keep) < int(spec["train_rows"]):
+                raise DatasetError(f"dataset {name!r}: {len(keep)} training rows of the task, "
+                                   f"{spec['train_rows']} asked for")
+            keep = keep[:int(spec["train_rows"])]
+        blocks_X.append(X[keep])
+        blocks_y.append(np.where(np.isin(digits[keep], list(positive)), 1, -1).astype(np.int64))
+        idx.append(np.arange(start, start + len(keep)))
+        start += len(keep)
+    X, y = np.vstack(blocks_X), np.concatenate(blocks_y)
+    info = {
+        "title": spec.get("title", name),
+        "options": chosen,
+        "rows_in_files": sum(len(p[1]) for p in parts.values()),
+        "rows_dropped": sum(len(p[1]) for p in parts.values()) - len(y),
+        "target": spec.get("target", "label"),
+        "notes": spec.get("notes", ""),
+        "fixed_splits": [(idx[0], idx[1])],
+        "realisations": {"count": 1, "of": 1},
+    }
+    names = [f"x{j + 1}" for j in range(X.shape[1])]
+    return Dataset(name, np.ascontiguousarray(X), y, spec["task"], names, fingerprint(name, chosen), info)
+
+
 def fixed_split(ds: Dataset, split: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The (train, test) rows of split ``split`` of a dataset with fixed realisations (realisation split + 1);
     None for a dataset without them."""
@@ -265,6 +333,8 @@ def fixed_split(ds: Dataset, split: int) -> tuple[np.ndarray, np.ndarray] | None
 def realisation_count(name: str) -> int | None:
     """How many fixed realisations a registered dataset holds (None: it is split at random)."""
     entry = registry().get(name) or {}
+    if entry.get("fixed_split"):
+        return 1
     real = entry.get("realisations")
     return None if real is None else int(real["count"])
 
@@ -279,6 +349,8 @@ def load_dataset(name: str, options: dict[str, Any] | None = None) -> Dataset:
     paths = verify_files(name)
     if spec.get("realisations"):
         return _load_realisations(name, spec, chosen, paths[0])
+    if spec.get("fixed_split"):
+        return _load_fixed_split(name, spec, chosen, paths)
     table = _read_table(paths, spec)
     n_raw = len(table)
     if spec.get("missing") is not None:

@@ -68,6 +68,8 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                 real = entry["realisations"]
                 used = min(p.splits, ds.splits or p.splits, int(real["count"]))
                 bits.append(f"fixed realisations 1-{used} of {real['of']} (split i is realisation i + 1)")
+            if entry.get("fixed_split"):
+                bits.append("its one fixed train/test split (the files' own)")
             if entry.get("notes"):
                 bits.append(str(entry["notes"]).rstrip("."))
         elif ds.options:

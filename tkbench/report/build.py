@@ -327,9 +327,11 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
 
             train_test = train_test_table(summary, reference, _ref_names(res))
             tables += [train_test] if train_test is not None else []
-        from tkbench.report.evaluation import evaluation_tables
+        from tkbench.report.evaluation import evaluation_tables, time_breakdown_table
 
         tables += evaluation_tables(res, _ref_names(res))
+        breakdown = time_breakdown_table(res)
+        tables += [breakdown] if breakdown is not None else []
         fits = checks.final_fit_table(res) if exp.kind == "accuracy" else None
         if fits is not None:
             tables.append(fits)

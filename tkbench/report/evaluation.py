@@ -107,3 +107,30 @@ def evaluation_tables(res, names: dict[str, dict[str, str]]) -> list[TableModel]
                                      srows, [f"{slow}'s mean test time over {fast}'s; ours measured in the same "
                                              "sweep on one machine (ratios, not absolute times)."]))
     return tables
+
+
+def time_breakdown_table(res) -> TableModel | None:
+    """Where a fit's time goes: per (dataset, method), the mean of each ``<step>_seconds`` diagnostic of the final
+    fits (SIKL: global search, QCQP, local adaptation) beside the mean fit time, each with its share of it."""
+    rows, steps = [], []
+    cells = []
+    for ds, method, cell in _ok_cells(res):
+        diags = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)]
+        keys = sorted({k for d in diags for k in d if k.endswith("_seconds")})
+        if keys:
+            cells.append((ds, method, cell, diags, keys))
+            steps += [k for k in keys if k not in steps]
+    if not cells:
+        return None
+    for ds, method, cell, diags, _ in cells:
+        fit = _mean(list(cell["fit_seconds"].dropna()))
+        row = [Cell(ds), Cell(method), Cell(f"{fit:.3g}")]
+        for key in steps:
+            value = _mean([float(d[key]) for d in diags if isinstance(d.get(key), int | float)])
+            row.append(Cell("-" if math.isnan(value) else f"{value:.3g} ({100 * value / fit:.0f} %)"))
+        rows.append(row)
+    return TableModel("Where the fit time goes", ["Dataset", "Method", "Fit (s)"]
+                      + [k.removesuffix("_seconds").replace("_", " ") + " (s)" for k in steps], rows,
+                      ["Means over the final fits of each cell, from the solver's own timers (share of the fit "
+                       "time); SIKL: search = Algorithm 2, qcqp = the finite QCQP (21), local = local adaptation "
+                       "(section 5.4); the rest is the intermediate SVMs, the intercept and bookkeeping."])

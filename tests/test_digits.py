@@ -29,7 +29,7 @@ def test_mnist_tasks_match_the_manifest_label_counts():
         assert len(train) == 3000 and ds.X.shape[1] == 784
         assert int((ds.y[held_out] == 1).sum()) == sum(test[d] for d in pos)  # the whole test file's rows
         assert int((ds.y[held_out] == -1).sum()) == sum(test[d] for d in neg)
-        assert 0.0 <= ds.X.min() and ds.X.max() == 255.0
+        assert 0.0 <= ds.X.min() and ds.X.max() == 1.0  # pixels / 255
     full = load_dataset("mnist", {"task": "odd_even", "train_rows": "all"})
     assert len(fixed_split(full, 0)[0]) == sum(_counts("train-labels-idx1-ubyte.gz")) == 60000
 
@@ -37,7 +37,7 @@ def test_mnist_tasks_match_the_manifest_label_counts():
 def test_mnist_first_training_rows_are_the_files_first_rows():
     ds = load_dataset("mnist", {"task": "odd_even"})
     raw = _read_idx(gzip.decompress((ROOT / "datasets/digits/train-images-idx3-ubyte.gz").read_bytes()))
-    assert np.array_equal(ds.X[fixed_split(ds, 0)[0]], raw[:3000].reshape(3000, -1))
+    assert np.array_equal(ds.X[fixed_split(ds, 0)[0]], raw[:3000].reshape(3000, -1) / 255.0)
 
 
 def test_usps_zero_to_four_against_five_to_nine():

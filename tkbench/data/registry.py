@@ -271,7 +271,8 @@ def _fixed_split_parts(name: str, spec: dict[str, Any], paths: list[Path]) -> di
         parts = {}
         for part in ("train", "test"):
             images, labels = (_read_idx(gzip.decompress(paths[i].read_bytes())) for i in fmt[part])
-            parts[part] = (images.reshape(len(images), -1).astype(float), labels.astype(np.int64))
+            X = images.reshape(len(images), -1).astype(float) / float(fmt.get("divide_by", 1.0))
+            parts[part] = (X, labels.astype(np.int64))
         return parts
     if fmt["format"] == "npz":
         with np.load(paths[0], allow_pickle=False) as archive:

@@ -23,7 +23,7 @@ BAD = [
     ("negative test_fraction", lambda c: c["protocol"].update(test_fraction=-0.2), "protocol.test_fraction",
      "strictly between 0 and 1"),
     ("one CV fold", lambda c: c["protocol"].update(cv_folds=1), "protocol.cv_folds", "greater than or equal to 2"),
-    ("unknown dataset", lambda c: c["datasets"].append("mnist"), "datasets[2].name", "'mnist'"),
+    ("unknown dataset", lambda c: c["datasets"].append("emnist"), "datasets[2].name", "'emnist'"),
     ("bad dataset option", lambda c: c["datasets"].__setitem__(0, {"name": "liver", "options": {"label": "x"}}),
      "datasets[0].options", "label"),
     ("unknown family", lambda c: c["methods"][0].update(family="svm_poly"), "methods[0].family", "'svm_poly'"),
@@ -213,3 +213,19 @@ def test_task_specific_params_apply_where_they_belong(write_config):
     only_classification["methods"] = [dict(cfg["methods"][0])]
     with pytest.raises(ConfigError, match="methods.0..params.epsilon"):
         load_config(write_config(only_classification, "c.yaml"))
+
+
+def test_per_dataset_param_may_replace_a_grid_parameter_where_that_dataset_has_no_grid():
+    """A dataset whose per_dataset_grid leaves a parameter out may fix it in per_dataset (paper 004: beta = 3 on
+    USPS, beta by CV on MNIST); where the grid still has it, fixing it is a config error."""
+    from tkbench.config import parse_config
+    from tkbench.errors import ConfigError
+
+    method = {"name": "s", "family": "svm_rbf", "grid": {"C": [1.0, 10.0]}, "per_dataset_grid": {"liver": {}},
+              "per_dataset": {"liver": {"C": 3.0}}}
+    raw = {"name": "d", "kind": "convergence", "datasets": ["liver", "cancer"], "methods": [method],
+           "evaluation": {}}
+    parse_config(raw, "d.yaml")
+    method["per_dataset"] = {"cancer": {"C": 3.0}}
+    with pytest.raises(ConfigError, match=r"per_dataset\.cancer\.C"):
+        parse_config(raw, "d.yaml")

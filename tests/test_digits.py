@@ -66,5 +66,5 @@ def test_idx_reader_and_a_changed_array_is_refused(tmp_path, monkeypatch):
 
 def test_a_fixed_split_dataset_has_one_split():
     raw = {"name": "d", "protocol": {"splits": 2}, "datasets": ["usps"], "methods": [{"name": "s", "family": "svm_rbf"}]}
-    with pytest.raises(ConfigError, match="fixed realisations"):
+    with pytest.raises(ConfigError, match="one fixed train/test split"):
         parse_config(raw, "d.yaml")

@@ -413,8 +413,10 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             asked = min(exp.protocol.splits, ds.splits or exp.protocol.splits)
             if asked > fixed and exp.kind not in ("scaling", "density", "landscape"):
                 problems.append((f"{where}.splits", ds.splits if ds.splits is not None else exp.protocol.splits,
-                                 f"at most {fixed}: {ds.name} comes with fixed realisations 1-{fixed} (split i is "
-                                 f"realisation i + 1; set protocol.splits or datasets[{i}].splits <= {fixed})"))
+                                 (f"at most {fixed}: {ds.name} comes with fixed realisations 1-{fixed} (split i is "
+                                  f"realisation i + 1; set protocol.splits or datasets[{i}].splits <= {fixed})")
+                                 if fixed > 1 else f"1: {ds.name} comes with one fixed train/test split (set "
+                                 f"protocol.splits or datasets[{i}].splits to 1)"))
             tune = exp.protocol.tune_on_first
             if tune is not None and tune > fixed:
                 problems.append(("protocol.tune_on_first", tune, f"at most {fixed}: {ds.name} has {fixed} fixed "
@@ -487,7 +489,7 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 if key == "solver" or key not in allowed:
                     problems.append((f"{where}.per_dataset.{label}.{key}", value,
                                      f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
-                elif key in (m.grid or {}):
+                elif key in m.per_dataset_grid.get(label, m.grid or {}):
                     problems.append((f"{where}.per_dataset.{label}.{key}", value,
                                      "a parameter that is not in the CV grid"))
         for label, grid in m.per_dataset_grid.items():
@@ -524,9 +526,9 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             for name in getattr(comp, part):
                 if name not in names:
                     problems.append((f"compare[{c}].{part}", name, f"a method of this config: {', '.join(names)}"))
-    if exp.evaluation is not None and exp.kind != "accuracy":
-        problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy experiment "
-                         "only"))
+    if exp.evaluation is not None and exp.kind not in ("accuracy", "convergence"):
+        problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy or "
+                         "convergence experiment only"))
     for name in (exp.evaluation.speedup or []) if exp.evaluation is not None else []:
         if name not in names:
             problems.append(("evaluation.speedup", name, f"a method of this config: {', '.join(names)}"))

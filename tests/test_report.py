@@ -272,6 +272,7 @@ def test_error_percent_reference_and_evaluation_table(tmp_path):
     text = build_report(out, ["md"])[0].read_text()
     assert "Test-set error (%) (lower is better)" in text
     assert "| liver | svm | **29.00 ± 1.41** | 27.00 ± 1.00 | +2.00 | worse |" in text  # 100 - (70, 72)
+    assert "Fit time below the paper's on 1 of 1 rows (0 of them with a metric within" in text  # 1 s < 2 s
     assert "| liver | svm | 69 | 15.00 (8.00) | 41.0 (50.0) | - | - |" in text
     assert "| liver | rf | 69 | 3.00 (2.00) | - | - | - |" in text
     assert "| liver | 5.0x | 4.0x |" in text  # 15 / 3 ms ours, 8 / 2 ms the paper's

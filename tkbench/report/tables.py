@@ -88,6 +88,7 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
             cols += ["Paper time (s)"]
         cols += ["CV time (s)", "Splits ok", "Not ok"]
         rows = []
+        faster, timed, faster_matching = 0, 0, 0
         for _, line in part.iterrows():
             row = [Cell(line["dataset"]), Cell(line["method"]),
                    Cell(fmt(line["metric_mean"], line["metric_std"], digits[metric]), bool(line["best"]))]
@@ -105,6 +106,11 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
             row.append(Cell(fmt_time(line["fit_mean"], line["fit_std"])))
             if reference is not None:
                 row.append(Cell(fmt_time(*paper.time) if paper is not None and paper.time else "-"))
+                if paper is not None and paper.time and not math.isnan(line["fit_mean"]):
+                    timed += 1
+                    if line["fit_mean"] < paper.time[0]:
+                        faster += 1
+                        faster_matching += row[5].text in ("within 1 std", "better")
             row += [Cell(fmt_time(line["cv_mean"])), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}"),
                     Cell(_status(line))]
             rows.append(row)
@@ -120,7 +126,10 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                              Cell(fmt_time(*paper.time) if paper.time else "-"), Cell("-"), Cell("0/0"),
                              Cell("no data")])
         title = heading + (" (lower is better)" if metric == "mse" or as_error else "")
-        tables.append(TableModel(title, cols, rows))
+        notes = [f"Fit time below the paper's on {faster} of {timed} rows ({faster_matching} of them with a "
+                 "metric within the paper's std or better); different machines: see the paper's hardware."] \
+            if timed else []
+        tables.append(TableModel(title, cols, rows, notes))
         if metric == "accuracy" and "rmse_pm1_mean" in part and part["rmse_pm1_mean"].notna().any():
             tables.append(rmse_table(part))
     return tables

@@ -27,6 +27,19 @@ EXPECTED = {  # name: (rows, features, +1 count or None for regression)
     "airfoil": (1503, 5, None),
     "ccpp": (9568, 4, None),
     "gas_turbine": (36733, 10, None),
+    # paper 002 Table 1 (hierarchical Gaussian kernels)
+    "cpusmall": (8192, 12, None),
+    "cadata": (20640, 8, None),
+    "updrs": (5875, 19, None),
+    "magic": (19020, 10, 12332),
+    "thyroid_ann": (7200, 21, 534),
+    "bank": (45211, 16, 5289),
+}
+MULTICLASS = {  # name: (rows, features, class counts in code order) from datasets/MANIFEST.yaml
+    "letter": (20000, 16, None),
+    "pendigits": (10992, 16, None),
+    "satimage": (6435, 36, [1072 + 461, 479 + 224, 961 + 397, 415 + 211, 470 + 237, 1038 + 470]),
+    "shuttle": (43500, 8, [34108, 37, 132, 6748, 2458, 6, 11]),
 }
 
 
@@ -34,7 +47,30 @@ RAETSCH = {"banana", "breast_cancer", "german", "heart", "image", "ringnorm", "t
 
 
 def test_registry_lists_the_datasets():
-    assert set(registry()) == set(EXPECTED) | {f"raetsch_{n}" for n in RAETSCH} | {"mnist", "usps"}
+    assert set(registry()) == (set(EXPECTED) | set(MULTICLASS) | {f"raetsch_{n}" for n in RAETSCH}
+                               | {"mnist", "usps"})
+
+
+@pytest.mark.parametrize("name", sorted(MULTICLASS))
+def test_multiclass_datasets(name):
+    rows, features, counts = MULTICLASS[name]
+    ds = load_dataset(name)
+    assert ds.X.shape == (rows, features) and np.isfinite(ds.X).all()
+    classes, found = np.unique(ds.y, return_counts=True)
+    assert classes.tolist() == list(range(len(classes)))
+    assert found.tolist() == (counts or found.tolist())
+    if name == "letter":
+        assert len(classes) == 26 and found[0] == 789  # A
+    if name == "pendigits":
+        assert len(classes) == 10 and found[0] == 780 + 363  # digit 0: training + test file
+
+
+def test_libsvm_format_and_dropped_columns():
+    cpu = load_dataset("cpusmall")
+    assert cpu.X[0].tolist() == [6, 2, 1036, 103, 114, 1.0, 1.0, 172076, 355965, 2.0, 6527, 1851864] and cpu.y[0] == 90
+    assert "time" not in load_dataset("shuttle").feature_names
+    updrs = load_dataset("updrs")
+    assert "total_UPDRS" not in updrs.feature_names and "subject#" not in updrs.feature_names
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

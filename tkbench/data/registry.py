@@ -156,10 +156,32 @@ def fingerprint(name: str, chosen: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _read_libsvm(raw: str, columns: list[str]) -> pd.DataFrame:
+    """LIBSVM's sparse text format (label, then index:value pairs, 1-based) as a dense table of strings: the label
+    in ``columns[0]``, feature j in ``columns[j]``; an absent index is 0."""
+    rows = []
+    for number, line in enumerate(raw.splitlines(), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        row = [parts[0]] + ["0"] * (len(columns) - 1)
+        for item in parts[1:]:
+            index, _, value = item.partition(":")
+            if not index.isdigit() or not 1 <= int(index) < len(columns):
+                raise DatasetError(f"LIBSVM line {number}: feature {item!r} is not index:value with index in "
+                                   f"1..{len(columns) - 1}")
+            row[int(index)] = value
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
 def _read_table(paths: list[Path], spec: dict[str, Any]) -> pd.DataFrame:
     frames = []
     for path in paths:
         raw = path.read_bytes().decode("utf-8")
+        if spec.get("format") == "libsvm":
+            frames.append(_read_libsvm(raw, spec["columns"]))
+            continue
         kw: dict[str, Any] = {"sep": spec.get("delimiter", ","), "skipinitialspace": True, "dtype": str}
         if spec.get("header", False):
             kw["header"] = 0

@@ -1,0 +1,201 @@
+"""Hierarchical Gaussian kernels (paper 002: Steinwart, Thomann & Schmid 2016, section 2, Eqs. (3)-(7)).
+
+An *architecture* is a tree. A leaf (a depth-1 node) holds a feature subset I and one weight v_j per feature:
+the inhomogeneous Gaussian of Eq. (4),
+
+    k_v(x, x') = exp(-sum_{j in I} v_j^2 (x_j - x'_j)^2).
+
+An inner node holds children k_1..k_l (normalised kernels: k_i(x, x) = 1) and one weight w_i per child: Eq. (7),
+
+    k(x, x') = exp(-2 gamma^-2 sum_i w_i^2 (1 - k_i(x_{I_i}, x'_{I_i}))),
+
+with gamma = 1 (the top gamma is absorbed by the top weights, as the paper notes below Eq. (5)). The depth of a
+tree is that of Definition 2.1: a leaf has depth 1, a node over depth-(m-1) children depth m.
+
+Architecture syntax (configs and ``HGK*`` estimators), nested lists of 0-based feature indices:
+
+- ``[0, 1, 2]``: a leaf, the inhomogeneous Gaussian on features 0-2 (depth 1);
+- ``[[0, 1], [1, 2, 3]]``: depth 2 with two first-layer nodes on features {0, 1} and {1, 2, 3} (Eq. (5));
+- ``[[[0, 1], [2]], [[3, 4]]]``: depth 3 (Eq. (6)); children of one node may have different depths;
+- shorthands resolved against the number of features d: ``"inhomogeneous"`` (one leaf on all features) and
+  ``"depth2:l"`` (l first-layer leaves, each on all features: the paper's section 5 architectures, l = 4..16).
+
+Weights are one flat vector in depth-first order (a node's own weights, then each child's), see
+:meth:`Architecture.slices`. Derivatives by Lemma 4.1: for a node k with children k_i,
+dk/dw_i = -4 w_i (1 - k_i) k, and for a weight theta inside child i, dk/dtheta = 2 w_i^2 (dk_i/dtheta) k.
+(Lemma 4.1's second formula as printed lacks the factor k of the parent, and so does its depth-2 example in the
+appendix; the chain rule needs it. The finite-difference test decides.) A leaf: dk/dv_j = -2 v_j (x_j - x'_j)^2 k.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class ArchitectureError(ValueError):
+    pass
+
+
+@dataclass
+class Node:
+    """A leaf (``features``) or an inner node (``children``); ``offset`` and ``size`` locate its own weights."""
+
+    features: tuple[int, ...] | None = None
+    children: list[Node] = field(default_factory=list)
+    offset: int = 0
+    size: int = 0
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.features is not None
+
+    @property
+    def depth(self) -> int:
+        return 1 if self.is_leaf else 1 + max(c.depth for c in self.children)
+
+
+class Architecture:
+    """A parsed architecture: the tree, its weight layout and its depth."""
+
+    def __init__(self, spec: Any, n_features: int):
+        self.spec = spec
+        self.n_features = int(n_features)
+        self.root = _parse(_expand(spec, self.n_features), self.n_features, path="architecture")
+        self.n_weights = _layout(self.root, 0)
+
+    @property
+    def depth(self) -> int:
+        return self.root.depth
+
+    def nodes(self) -> list[Node]:
+        out: list[Node] = []
+        _walk(self.root, out)
+        return out
+
+    def describe(self) -> Any:
+        """The architecture as nested lists of feature indices (shorthands resolved)."""
+        return _describe(self.root)
+
+    def initial_weights(self, scale: float | None = None) -> np.ndarray:
+        """All weights of a leaf 1 / sqrt(|I|) and of an inner node 1 / sqrt(l) (scale None), or ``scale``."""
+        w = np.empty(self.n_weights)
+        for node in self.nodes():
+            w[node.offset:node.offset + node.size] = scale if scale is not None else 1.0 / np.sqrt(node.size)
+        return w
+
+
+def _expand(spec: Any, d: int) -> Any:
+    if isinstance(spec, str):
+        if spec == "inhomogeneous":
+            return list(range(d))
+        if spec.startswith("depth2:"):
+            try:
+                l = int(spec.split(":", 1)[1])  # noqa: E741
+            except ValueError:
+                l = 0  # noqa: E741
+            if l < 1:
+                raise ArchitectureError(f"architecture {spec!r}: expected depth2:l with l >= 1 first-layer nodes")
+            return [list(range(d)) for _ in range(l)]
+        raise ArchitectureError(f"architecture {spec!r}: expected nested lists of feature indices, "
+                                "'inhomogeneous' or 'depth2:l'")
+    return spec
+
+
+def _parse(spec: Any, d: int, path: str) -> Node:
+    if not isinstance(spec, list | tuple) or len(spec) == 0:
+        raise ArchitectureError(f"{path}: {spec!r}: expected a non-empty list (of feature indices, or of nodes)")
+    if all(isinstance(s, int | np.integer) and not isinstance(s, bool) for s in spec):
+        bad = [int(s) for s in spec if not 0 <= int(s) < d]
+        if bad or len(set(spec)) != len(spec):
+            raise ArchitectureError(f"{path}: {list(spec)}: expected distinct feature indices in 0..{d - 1}")
+        return Node(features=tuple(int(s) for s in spec))
+    if all(isinstance(s, list | tuple) for s in spec):
+        return Node(children=[_parse(s, d, f"{path}[{i}]") for i, s in enumerate(spec)])
+    raise ArchitectureError(f"{path}: {spec!r}: a node lists either feature indices (a leaf) or child nodes")
+
+
+def _layout(node: Node, offset: int) -> int:
+    node.offset = offset
+    node.size = len(node.features) if node.is_leaf else len(node.children)
+    offset += node.size
+    for child in node.children:
+        offset = _layout(child, offset)
+    return offset
+
+
+def _walk(node: Node, out: list[Node]) -> None:
+    out.append(node)
+    for child in node.children:
+        _walk(child, out)
+
+
+def _describe(node: Node) -> Any:
+    return list(node.features) if node.is_leaf else [_describe(c) for c in node.children]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# kernel matrices and their weight derivatives
+
+
+def _squared_differences(X: np.ndarray, Z: np.ndarray, features: tuple[int, ...]) -> np.ndarray:
+    """(x_j - z_j)^2 for each feature j of the leaf: |I| x m x m'."""
+    idx = list(features)
+    return (X[:, idx].T[:, :, None] - Z[:, idx].T[:, None, :]) ** 2
+
+
+def node_kernel(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """The m x m' matrix of the kernel at ``node`` (Eq. (4) for a leaf, Eq. (7) with gamma = 1 above)."""
+    w = weights[node.offset:node.offset + node.size]
+    if node.is_leaf:
+        S = np.zeros((len(X), len(Z)))
+        for j, feature in enumerate(node.features):
+            S += w[j] ** 2 * (X[:, feature][:, None] - Z[:, feature][None, :]) ** 2
+        return np.exp(-S)
+    S = np.zeros((len(X), len(Z)))
+    for i, child in enumerate(node.children):
+        S += w[i] ** 2 * (1.0 - node_kernel(child, weights, X, Z))
+    return np.exp(-2.0 * S)
+
+
+def kernel(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+    """The hierarchical Gaussian kernel matrix k(X, Z) of ``arch`` with ``weights`` (Z None: Z = X)."""
+    weights = np.asarray(weights, float)
+    if weights.shape != (arch.n_weights,):
+        raise ArchitectureError(f"weights: expected {arch.n_weights} values for this architecture, got "
+                                f"{weights.shape}")
+    return node_kernel(arch.root, weights, np.asarray(X, float), np.asarray(X if Z is None else Z, float))
+
+
+def kernel_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray,
+                        Z: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """k(X, Z) and dk/dW for every weight (n_weights x m x m') by Lemma 4.1 (module doc)."""
+    weights = np.asarray(weights, float)
+    X = np.asarray(X, float)
+    Z = X if Z is None else np.asarray(Z, float)
+    grad = np.zeros((arch.n_weights, len(X), len(Z)))
+    K = _node_grad(arch.root, weights, X, Z, grad, np.ones((len(X), len(Z))))
+    return K, grad
+
+
+def _node_grad(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, grad: np.ndarray,
+               outer: np.ndarray) -> np.ndarray:
+    """This node's kernel; adds ``outer`` * dk_node/dtheta to ``grad`` for every weight theta of its subtree.
+    ``outer`` is d(top kernel)/d(this node's kernel): the product of the ancestors' chain factors 2 w_i^2 k.
+    (A reference implementation: children's kernels are computed twice; the fast path is the annealing code's.)"""
+    w = weights[node.offset:node.offset + node.size]
+    if node.is_leaf:
+        D = _squared_differences(X, Z, node.features)
+        K = np.exp(-np.tensordot(w ** 2, D, axes=1))
+        for j in range(node.size):
+            grad[node.offset + j] += outer * (-2.0 * w[j] * D[j] * K)
+        return K
+    # first the children's kernels (needed for this node's kernel), then their gradients with the chain factor
+    child_K = [node_kernel(c, weights, X, Z) for c in node.children]
+    S = sum(w[i] ** 2 * (1.0 - Ki) for i, Ki in enumerate(child_K))
+    K = np.exp(-2.0 * S)
+    for i, (child, Ki) in enumerate(zip(node.children, child_K, strict=True)):
+        grad[node.offset + i] += outer * (-4.0 * w[i] * (1.0 - Ki) * K)
+        _node_grad(child, weights, X, Z, grad, outer * 2.0 * w[i] ** 2 * K)
+    return K

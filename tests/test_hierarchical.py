@@ -71,3 +71,27 @@ def test_architecture_syntax_and_errors():
             Architecture(bad, 4)
     with pytest.raises(ArchitectureError, match="expected 5 values"):
         kernel(Architecture([[0, 1, 2, 3]], 4), np.ones(3), X)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_incremental_updates_equal_a_from_scratch_recomputation(depth):
+    from tkbench.kernels.hierarchical import BlockState
+
+    arch = Architecture(ARCHS[depth], 4)
+    w = arch.initial_weights()
+    state = BlockState(arch, w, X, Z)
+    rng = np.random.default_rng(depth)
+    for _step in range(300):
+        index = int(rng.integers(arch.n_weights))
+        value = float(w[index] * np.exp(rng.normal(0, 0.3)))
+        proposed = state.propose(index, value)
+        trial = w.copy()
+        trial[index] = value
+        assert np.allclose(proposed, kernel(arch, trial, X, Z), atol=1e-12)
+        if rng.random() < 0.5:  # accept half of the proposals, as annealing would
+            state.commit()
+            w = trial
+        assert np.allclose(state.kernel, kernel(arch, w, X, Z), atol=1e-11)
+    assert np.array_equal(state.weights, w)
+    with pytest.raises(RuntimeError):  # nothing proposed since the state was built
+        BlockState(arch, w, X, Z).commit()

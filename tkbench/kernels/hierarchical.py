@@ -199,3 +199,94 @@ def _node_grad(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, gr
         grad[node.offset + i] += outer * (-4.0 * w[i] * (1.0 - Ki) * K)
         _node_grad(child, weights, X, Z, grad, outer * 2.0 * w[i] ** 2 * K)
     return K
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# incremental updates (simulated annealing changes one weight per step)
+
+
+class BlockState:
+    """The kernel block k(X, Z) of an architecture, kept up to date under one-weight changes.
+
+    Per node it holds its kernel matrix and its exponent S (leaf: sum_j v_j^2 (x_j - z_j)^2; inner node:
+    sum_i w_i^2 (1 - k_i)), so that changing one weight of node n costs one elementwise pass over the block at n
+    and at each ancestor (S += (w_new^2 - w_old^2) * term, then the ancestors' S += w^2 (k_old - k_new)), never a
+    rebuild: O(depth x m x m') time, memory 2 x nodes x m x m'. :meth:`propose` computes the new top kernel without
+    changing the state; :meth:`commit` keeps it. :meth:`refresh` recomputes everything from scratch (the
+    incremental sums drift by rounding; callers refresh every few thousand commits).
+    """
+
+    def __init__(self, arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray):
+        self.arch = arch
+        self.X = np.asarray(X, float)
+        self.Z = np.asarray(Z, float)
+        self.weights = np.array(weights, float)
+        self.owner: dict[int, tuple[Node, int]] = {}
+        self.parent: dict[int, tuple[Node, int]] = {}
+        for node in arch.nodes():
+            for k in range(node.size):
+                self.owner[node.offset + k] = (node, k)
+            for i, child in enumerate(node.children):
+                self.parent[id(child)] = (node, i)
+        self._pending: tuple[int, float, dict[int, tuple[np.ndarray, np.ndarray]]] | None = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.S: dict[int, np.ndarray] = {}
+        self.K: dict[int, np.ndarray] = {}
+        self._fill(self.arch.root)
+        self._pending = None
+
+    def _fill(self, node: Node) -> np.ndarray:
+        w = self.weights[node.offset:node.offset + node.size]
+        S = np.zeros((len(self.X), len(self.Z)))
+        if node.is_leaf:
+            for j, feature in enumerate(node.features):
+                S += w[j] ** 2 * self._diff2(feature)
+            K = np.exp(-S)
+        else:
+            for i, child in enumerate(node.children):
+                S += w[i] ** 2 * (1.0 - self._fill(child))
+            K = np.exp(-2.0 * S)
+        self.S[id(node)], self.K[id(node)] = S, K
+        return K
+
+    def _diff2(self, feature: int) -> np.ndarray:
+        return (self.X[:, feature][:, None] - self.Z[:, feature][None, :]) ** 2
+
+    @property
+    def kernel(self) -> np.ndarray:
+        return self.K[id(self.arch.root)]
+
+    def propose(self, index: int, value: float) -> np.ndarray:
+        """The top kernel with weight ``index`` set to ``value`` (the state is unchanged until :meth:`commit`)."""
+        node, k = self.owner[index]
+        old = self.weights[index]
+        change = value * value - old * old
+        S = self.S[id(node)]
+        if node.is_leaf:
+            S = S + change * self._diff2(node.features[k])
+            K = np.exp(-S)
+        else:
+            S = S + change * (1.0 - self.K[id(node.children[k])])
+            K = np.exp(-2.0 * S)
+        new = {id(node): (S, K)}
+        while id(node) in self.parent:
+            parent, i = self.parent[id(node)]
+            w = self.weights[parent.offset + i]
+            S = self.S[id(parent)] + w * w * (self.K[id(node)] - K)
+            K = np.exp(-2.0 * S)
+            new[id(parent)] = (S, K)
+            node = parent
+        self._pending = (index, float(value), new)
+        return K
+
+    def commit(self) -> None:
+        """Keep the last proposal."""
+        if self._pending is None:
+            raise RuntimeError("commit() without a proposal")
+        index, value, new = self._pending
+        self.weights[index] = value
+        for key, (S, K) in new.items():
+            self.S[key], self.K[key] = S, K
+        self._pending = None

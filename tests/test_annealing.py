@@ -1,0 +1,71 @@
+"""Algorithm 1 of paper 002 (tkbench.solvers.annealing): the pieces against independent computations."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.kernel_ridge import KernelRidge
+
+from tkbench.kernels.hierarchical import Architecture, BlockState, kernel
+from tkbench.solvers import annealing as A
+
+RNG = np.random.default_rng(1)
+X = RNG.uniform(-1, 1, size=(90, 3))
+Y = np.clip(np.sin(3 * X[:, 0]) * X[:, 1] + 0.05 * RNG.normal(size=90), -1, 1)
+ARCH = Architecture([[0, 1], [1, 2], [0, 2]], 3)
+
+
+def test_ls_svm_equals_kernel_ridge():
+    K = kernel(ARCH, ARCH.initial_weights(), X)
+    alpha = A.ls_svm_coefficients(K, Y, 1e-3)
+    ref = KernelRidge(alpha=90 * 1e-3, kernel="precomputed").fit(K, Y)
+    assert np.allclose(alpha, ref.dual_coef_, atol=1e-8)
+
+
+def test_acceptance_rule():
+    assert A.annealing_accepts(-1e-9, 0.5, 10, 100, 0.999)
+    # Delta = 0.01, R = 0.5, i = 10, N = 100: threshold 0.5 exp(-100 * 10 / 10 * 0.02) = 0.5 exp(-2)
+    threshold = 0.5 * math.exp(-2.0)
+    assert A.annealing_accepts(0.01, 0.5, 10, 100, threshold - 1e-9)
+    assert not A.annealing_accepts(0.01, 0.5, 10, 100, threshold + 1e-9)
+
+
+def test_annealing_risk_equals_a_recomputation_and_never_worsens_the_best_only_by_rule():
+    X1, y1, X2, y2 = X[:40], Y[:40], X[40:], Y[40:]
+    w = ARCH.initial_weights()
+    alpha = A.ls_svm_coefficients(kernel(ARCH, w, X1), y1, 1e-3)
+    result = A.anneal(BlockState(ARCH, w, X2, X1), alpha, y2, 200, np.random.default_rng(0))
+    assert result.risk == pytest.approx(float(np.mean((y2 - kernel(ARCH, result.weights, X2, X1) @ alpha) ** 2)))
+    assert 0 < result.accepted <= 200 and np.all(result.weights > 0)
+
+
+def test_risk_gradient_equals_finite_differences():
+    X1, y1, X2, y2 = X[:40], Y[:40], X[40:], Y[40:]
+    w = ARCH.initial_weights() * 1.3
+    alpha = A.ls_svm_coefficients(kernel(ARCH, w, X1), y1, 1e-2)
+    risk, grad = A.risk_gradient(ARCH, w, X2, y2, X1, alpha)
+    h = 1e-6
+    for i in range(ARCH.n_weights):
+        e = np.zeros_like(w)
+        e[i] = h
+        up = np.mean((y2 - kernel(ARCH, w + e, X2, X1) @ alpha) ** 2)
+        down = np.mean((y2 - kernel(ARCH, w - e, X2, X1) @ alpha) ** 2)
+        assert grad[i] == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
+
+
+def test_gradient_descent_decreases_the_risk():
+    X1, y1, X2, y2 = X[:40], Y[:40], X[40:], Y[40:]
+    w = ARCH.initial_weights()
+    alpha = A.ls_svm_coefficients(kernel(ARCH, w, X1), y1, 1e-2)
+    start, _ = A.risk_gradient(ARCH, w, X2, y2, X1, alpha)
+    result = A.gradient_descent(ARCH, w, X2, y2, X1, alpha, 10)
+    assert result.risk < start
+
+
+def test_algorithm_1_never_returns_weights_worse_on_d3_than_the_initial_ones():
+    result = A.optimise_weights(ARCH, X, Y, L=2, M=2, N1=50, N2=30, N3=3, rng=np.random.default_rng(3))
+    assert result.d3_risk <= result.initial_d3_risk
+    assert result.weights.shape == (ARCH.n_weights,) and np.all(result.weights > 0)
+    steps = [h["step"] for h in result.history]
+    assert steps[0] == "anneal" and "descent" in steps and all("d3" in h for h in result.history[1:3])

@@ -1,0 +1,214 @@
+"""Weights of a hierarchical Gaussian kernel by simulated annealing and gradient descent (paper 002, section 4,
+Algorithm 1).
+
+The inner learner is the SVM with the least-squares loss of (9)-(10) (kernel ridge regression on labels in
+[-1, 1]): f(x) = sum_u alpha_u k_W(x_u, x) with alpha = (K_W + m lambda I)^-1 y on the m points of D1. The objective
+(11) is R_{L,D2}(lambda, gamma, alpha, W) = mean over D2 of (y - f(x))^2 with alpha fixed, so a change of W only
+changes the block k_W(D2, D1) (:class:`tkbench.kernels.hierarchical.BlockState`: one elementwise pass per
+ancestor of the changed weight, never a rebuild).
+
+Algorithm 1, with the paper's parameters (section 5: L = 10, M = 15, N1 = 1000, N2 = 500, N3 = 10; D1 / D2 / D3 =
+44.44 / 22.22 / 33.33 % of the training part): M outer rounds, each: the SVM on D1 with grid search for lambda
+and gamma, N1 annealing steps on R_{L,D2}, then L rounds of N2 annealing steps when the previous round ended in a
+local minimum, else N3 gradient-descent steps with an Armijo-Goldstein line search; after each of those L rounds
+the D3 error (alpha fixed) is computed and the best W kept; D1 / D2 are reshuffled when the D3 error did not
+decrease during the round. Annealing (section 4): one randomly picked weight is changed per step and the change
+is kept when Delta < 0 or r < 0.5 exp(-(100 i / sqrt(N)) Delta / R_i), r uniform on [0, 1], i the step and N the
+number of steps of the round.
+
+Where the paper is silent, our choices (tested):
+- how a weight is changed: multiplied by exp(s z), z standard normal, s = ``step_scale`` (0.3): weights stay
+  positive and a step is relative to the weight's size;
+- the initial weights: :meth:`Architecture.initial_weights` (1/sqrt(children) or 1/sqrt(features) per node);
+- gamma: the top-layer weights are divided by gamma (the paper notes gamma "can be consumed by the weights"), so
+  the grid search for gamma rescales them and the chosen gamma is absorbed into W;
+- the grid search of step 3 scores each (lambda, gamma) by the least-squares error on D2 of the SVM trained on D1;
+- "achieved local minimum in the previous iteration": the previous round was gradient descent and its line search
+  found no decrease (or the gradient vanished); the first of the L rounds follows the annealing of step 4, which
+  is not a local minimum, so it is gradient descent;
+- the D3 error is the least-squares error of the SVM on D1 (alpha fixed) on D3, unclipped like the objective.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from tkbench.kernels.hierarchical import Architecture, BlockState, kernel, kernel_and_gradient
+
+SPLIT = (4.0 / 9.0, 2.0 / 9.0)  # D1, D2 (D3 the rest): 44.44 / 22.22 / 33.33 %
+
+
+def ls_svm_coefficients(K: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
+    """alpha = (K + m lambda I)^-1 y: the least-squares SVM (9)-(10) without offset, by Cholesky."""
+    m = len(y)
+    A = K + m * lam * np.eye(m)
+    try:
+        c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        return scipy.linalg.cho_solve(c, y, check_finite=False)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, y, rcond=None)[0]
+
+
+def scaled_top(arch: Architecture, weights: np.ndarray, gamma: float) -> np.ndarray:
+    """W with the top-layer weights divided by gamma: k_{W, gamma} of Eq. (7)."""
+    out = np.array(weights, float)
+    root = arch.root
+    out[root.offset:root.offset + root.size] /= gamma
+    return out
+
+
+def annealing_accepts(delta: float, risk: float, step: int, n_steps: int, r: float) -> bool:
+    """The acceptance rule of section 4: Delta < 0, or r < 0.5 exp(-(100 i / sqrt(N)) Delta / R_i)."""
+    if delta < 0:
+        return True
+    if risk <= 0:
+        return False
+    return r < 0.5 * math.exp(-(100.0 * step / math.sqrt(n_steps)) * delta / risk)
+
+
+@dataclass
+class AnnealingResult:
+    weights: np.ndarray
+    risk: float
+    accepted: int
+    steps: int
+
+
+def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, rng: np.random.Generator,
+           step_scale: float = 0.3) -> AnnealingResult:
+    """N annealing steps on R_{L,D2} = mean((y2 - K alpha)^2), K = the state's block k_W(D2, D1)."""
+    risk = float(np.mean((y2 - state.kernel @ alpha) ** 2))
+    accepted = 0
+    for i in range(1, n_steps + 1):
+        index = int(rng.integers(state.arch.n_weights))
+        value = float(state.weights[index] * math.exp(step_scale * rng.normal()))
+        K = state.propose(index, value)
+        new_risk = float(np.mean((y2 - K @ alpha) ** 2))
+        if annealing_accepts(new_risk - risk, risk, i, n_steps, float(rng.random())):
+            state.commit()
+            risk = new_risk
+            accepted += 1
+    return AnnealingResult(state.weights.copy(), risk, accepted, n_steps)
+
+
+def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
+                  alpha: np.ndarray) -> tuple[float, np.ndarray]:
+    """R_{L,D2} and its gradient in W: dR/dtheta = -(2/m2) (y2 - f)^T (dK/dtheta) alpha (Lemma 4.1 for dK)."""
+    K, G = kernel_and_gradient(arch, weights, X2, X1)
+    residual = y2 - K @ alpha
+    grad = -(2.0 / len(y2)) * np.einsum("i,wij,j->w", residual, G, alpha)
+    return float(np.mean(residual ** 2)), grad
+
+
+@dataclass
+class DescentResult:
+    weights: np.ndarray
+    risk: float
+    steps: int
+    local_minimum: bool
+
+
+def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
+                     alpha: np.ndarray, n_steps: int, *, eta0: float = 1.0, c: float = 1e-4,
+                     shrink: float = 0.5, max_backtracks: int = 30, gtol: float = 1e-10) -> DescentResult:
+    """N3 steps W <- W - eta grad R_{L,D2}, eta by backtracking to the Armijo-Goldstein condition
+    R(W - eta g) <= R(W) - c eta ||g||^2; stops at a local minimum (no step decreases R, or ||g|| <= gtol)."""
+    w = np.array(weights, float)
+    risk, grad = risk_gradient(arch, w, X2, y2, X1, alpha)
+    for step in range(n_steps):
+        g2 = float(grad @ grad)
+        if g2 <= gtol ** 2:
+            return DescentResult(w, risk, step, True)
+        eta = eta0
+        for _ in range(max_backtracks):
+            trial = w - eta * grad
+            trial_risk = float(np.mean((y2 - kernel(arch, trial, X2, X1) @ alpha) ** 2))
+            if trial_risk <= risk - c * eta * g2:
+                break
+            eta *= shrink
+        else:
+            return DescentResult(w, risk, step, True)
+        w = trial
+        risk, grad = risk_gradient(arch, w, X2, y2, X1, alpha)
+    return DescentResult(w, risk, n_steps, False)
+
+
+@dataclass
+class HGKFitResult:
+    weights: np.ndarray  # gamma absorbed
+    lam: float
+    d3_risk: float
+    initial_d3_risk: float
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def select_lambda_gamma(arch: Architecture, weights: np.ndarray, X1, y1, X2, y2, lambdas, gammas):
+    """Step 3's grid search: (lambda, gamma) with the least LS error on D2 of the SVM trained on D1."""
+    best = None
+    for gamma in gammas:
+        w = scaled_top(arch, weights, gamma)
+        K11 = kernel(arch, w, X1)
+        K21 = kernel(arch, w, X2, X1)
+        for lam in lambdas:
+            alpha = ls_svm_coefficients(K11, y1, lam)
+            risk = float(np.mean((y2 - K21 @ alpha) ** 2))
+            if best is None or risk < best[0]:
+                best = (risk, lam, gamma, w, alpha)
+    return best
+
+
+def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int = 10, M: int = 15,
+                     N1: int = 1000, N2: int = 500, N3: int = 10, lambdas=(1e-4, 1e-3, 1e-2, 1e-1),
+                     gammas=(0.5, 1.0, 2.0), step_scale: float = 0.3, rng: np.random.Generator | None = None,
+                     weights: np.ndarray | None = None) -> HGKFitResult:
+    """Algorithm 1 on the training part (X, y), labels in [-1, 1]. Returns the weights with the least D3 error
+    (gamma absorbed), never worse on D3 than the initial weights (they are the first candidate)."""
+    rng = rng or np.random.default_rng(0)
+    n = len(y)
+    order = rng.permutation(n)
+    n1, n2 = int(round(SPLIT[0] * n)), int(round(SPLIT[1] * n))
+    part12, part3 = order[:n1 + n2], order[n1 + n2:]
+    X3, y3 = X[part3], y[part3]
+    w = arch.initial_weights() if weights is None else np.array(weights, float)
+
+    def d3_risk(wts: np.ndarray, X1: np.ndarray, alpha: np.ndarray) -> float:
+        return float(np.mean((y3 - kernel(arch, wts, X3, X1) @ alpha) ** 2))
+
+    history: list[dict[str, Any]] = []
+    best_w, best_risk, best_lam, initial = None, math.inf, None, None
+    for outer in range(M):
+        p1, p2 = part12[:n1], part12[n1:]
+        X1, y1, X2, y2 = X[p1], y[p1], X[p2], y[p2]
+        risk2, lam, gamma, w, alpha = select_lambda_gamma(arch, w, X1, y1, X2, y2, lambdas, gammas)
+        if initial is None:
+            initial = d3_risk(w, X1, alpha)
+            best_w, best_risk, best_lam = w.copy(), initial, lam
+        state = BlockState(arch, w, X2, X1)
+        result = anneal(state, alpha, y2, N1, rng, step_scale)
+        w = result.weights
+        history.append({"round": outer, "step": "anneal", "lambda": lam, "gamma": gamma, "d2": result.risk,
+                        "accepted": result.accepted})
+        improved, local_minimum = False, False
+        for _ in range(L):
+            if local_minimum:
+                state = BlockState(arch, w, X2, X1)
+                result = anneal(state, alpha, y2, N2, rng, step_scale)
+                w, d2 = result.weights, result.risk
+                local_minimum = False
+                history.append({"round": outer, "step": "anneal", "d2": d2, "accepted": result.accepted})
+            else:
+                descent = gradient_descent(arch, w, X2, y2, X1, alpha, N3)
+                w, d2, local_minimum = descent.weights, descent.risk, descent.local_minimum
+                history.append({"round": outer, "step": "descent", "d2": d2, "steps": descent.steps,
+                                "local_minimum": local_minimum})
+            r3 = d3_risk(w, X1, alpha)
+            history[-1]["d3"] = r3
+            if r3 < best_risk:
+                best_w, best_risk, best_lam, improved = w.copy(), r3, lam, True
+        if not improved:
+            part12 = rng.permutation(part12)  # reshuffle D1 / D2
+    return HGKFitResult(best_w, float(best_lam), best_risk, float(initial), history)

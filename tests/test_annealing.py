@@ -69,3 +69,23 @@ def test_algorithm_1_never_returns_weights_worse_on_d3_than_the_initial_ones():
     assert result.weights.shape == (ARCH.n_weights,) and np.all(result.weights > 0)
     steps = [h["step"] for h in result.history]
     assert steps[0] == "anneal" and "descent" in steps and all("d3" in h for h in result.history[1:3])
+
+
+def test_hgk_estimators_fit_predict_and_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from tkbench import HGKClassifier, HGKRegressor
+
+    quick = {"L": 1, "M": 1, "N1": 20, "N2": 10, "N3": 2}
+    reg = HGKRegressor(architecture=[[0, 1], [1, 2]], **quick).fit(X, Y)
+    assert reg.depth_ == 2 and reg.weights_.shape == (1, 2 + 4) and reg.architecture_ == [[0, 1], [1, 2]]
+    pred = reg.predict(X)
+    assert np.all(np.abs(pred) <= 1.0) and np.mean((pred - Y) ** 2) < np.var(Y)  # learns something, clipped
+    labels = np.digitize(X[:, 0], [-0.33, 0.33])  # three classes: one-vs-all
+    clf = HGKClassifier(**quick).fit(X, labels)
+    assert clf.weights_.shape[0] == 3 and clf.multiclass_ == "one-vs-rest"
+    assert np.mean(clf.predict(X) == labels) > 0.8
+    for est in (HGKRegressor(**quick), HGKClassifier(**quick)):
+        check_estimator(est)
+    with pytest.raises(ValueError, match="M = 0"):
+        HGKRegressor(M=0).fit(X, Y)

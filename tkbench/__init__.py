@@ -18,6 +18,8 @@ _ESTIMATORS = {
     "NKRRRegressor": "tkbench.learners.nkrr",
     "KRRClassifier": "tkbench.learners.nkrr",
     "SIKLClassifier": "tkbench.learners.sikl",
+    "HGKClassifier": "tkbench.learners.hgk",
+    "HGKRegressor": "tkbench.learners.hgk",
 }
 
 __all__ = ["__version__", *_ESTIMATORS]

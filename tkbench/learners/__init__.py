@@ -3,7 +3,7 @@
 Importing this package registers every family. To add one, write a module that calls
 :func:`tkbench.learners.registry.register` and import it here.
 """
-from tkbench.learners import baselines, debug, nkrr, sikl, simplemkl, tk  # noqa: F401  (registration)
+from tkbench.learners import baselines, debug, hgk, nkrr, sikl, simplemkl, tk  # noqa: F401  (registration)
 from tkbench.learners.compose import make_estimator
 from tkbench.learners.registry import FAMILIES, Family, get_family, visible_families
 

@@ -1,7 +1,7 @@
 """Input pre-processing a method may name in a config (``scaler:``), fitted on the training rows only.
 
 ``minmax`` maps each column to [0, 1] (the TK papers' pre-processing: the tessellated kernel lives on
-[-delta, 1 + delta]^n, paper 000 Sec. 4); ``standard`` to zero mean and unit variance (the SimpleMKL toolbox's and
+[-delta, 1 + delta]^n, paper 000 Sec. 4); ``minmax_pm1`` to [-1, 1] (paper 002 section 5); ``standard`` to zero mean and unit variance (the SimpleMKL toolbox's and
 the baselines'); ``none`` passes the data through. Two monotone alternatives keep TK's [0, 1] range on
 heavy-tailed columns, where min-max scaling squeezes most rows into a sliver next to 0 (Hill-Valley: column 1 has
 median 301 and maximum 117807):
@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.preprocessing import MinMaxScaler, QuantileTransformer, StandardScaler
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-SCALERS = ("none", "minmax", "standard", "log_minmax", "quantile")
+SCALERS = ("none", "minmax", "minmax_pm1", "standard", "log_minmax", "quantile")
 
 
 class LogMinMaxScaler(TransformerMixin, BaseEstimator):
@@ -71,7 +71,8 @@ class UniformQuantileScaler(TransformerMixin, BaseEstimator):
 
 def make_scaler(kind: str):
     """The unfitted pre-processing step named ``kind`` (one of ``SCALERS``)."""
-    makers = {"minmax": MinMaxScaler, "standard": StandardScaler, "log_minmax": LogMinMaxScaler,
+    makers = {"minmax": MinMaxScaler, "minmax_pm1": lambda: MinMaxScaler(feature_range=(-1, 1)),
+              "standard": StandardScaler, "log_minmax": LogMinMaxScaler,
               "quantile": UniformQuantileScaler, "none": lambda: "passthrough"}
     if kind not in makers:
         raise ValueError(f"unknown scaler {kind!r}; expected one of {', '.join(SCALERS)}")

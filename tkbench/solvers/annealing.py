@@ -26,7 +26,8 @@ Where the paper is silent, our choices (tested):
 - "achieved local minimum in the previous iteration": the previous round was gradient descent and its line search
   found no decrease (or the gradient vanished); the first of the L rounds follows the annealing of step 4, which
   is not a local minimum, so it is gradient descent;
-- the D3 error is the least-squares error of the SVM on D1 (alpha fixed) on D3, unclipped like the objective.
+- the D3 error is the least-squares error of the SVM on D1 (alpha fixed) on D3, unclipped like the objective;
+- fewer rows than the three parts need (fewer than about 5): the initial weights and the smallest lambda.
 """
 from __future__ import annotations
 
@@ -174,6 +175,9 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
     part12, part3 = order[:n1 + n2], order[n1 + n2:]
     X3, y3 = X[part3], y[part3]
     w = arch.initial_weights() if weights is None else np.array(weights, float)
+    if min(n1, n2, len(part3)) < 1:  # too few rows for D1 / D2 / D3: nothing to optimise on
+        return HGKFitResult(w, float(min(lambdas)), math.nan, math.nan,
+                            [{"round": 0, "step": "none", "note": f"{n} rows: too few for the D1/D2/D3 split"}])
 
     def d3_risk(wts: np.ndarray, X1: np.ndarray, alpha: np.ndarray) -> float:
         return float(np.mean((y3 - kernel(arch, wts, X3, X1) @ alpha) ** 2))

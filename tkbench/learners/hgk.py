@@ -1,0 +1,125 @@
+"""Hierarchical Gaussian kernel learners (paper 002): ``HGKRegressor`` and ``HGKClassifier``.
+
+Both learn the weights of a hierarchical Gaussian kernel (:mod:`tkbench.kernels.hierarchical`, architecture as a
+parameter) by Algorithm 1 (:mod:`tkbench.solvers.annealing`) and then, as in section 5, retrain the least-squares
+SVM with the chosen weights on the whole training part; decision values are clipped to [-1, 1].
+
+- ``HGKRegressor``: targets are expected in [-1, 1] (the paper scales labels so; the config's ``target_scaler``
+  or the caller does it); predictions are clipped to [-1, 1].
+- ``HGKClassifier``: labels -> +-1; more than two classes: one-vs-all, one Algorithm 1 run (own weights) per class,
+  the class of the largest clipped decision value (our reading of the paper's multi-class least-squares setting).
+
+Fitted attributes: ``weights_`` (one row per binary problem / target: n_problems x n_weights; gamma absorbed),
+``lambda_`` (per problem), ``architecture_`` (the resolved nested-list architecture), ``depth_``, ``history_``
+(Algorithm 1's rounds per problem), ``alpha_`` (the final SVM coefficients per problem), ``d3_risk_``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from tkbench.kernels.hierarchical import Architecture, kernel
+from tkbench.learners.binary import SignedTargetsMixin
+from tkbench.learners.registry import Family, register
+from tkbench.solvers.annealing import ls_svm_coefficients, optimise_weights
+
+
+class _HGKBase(BaseEstimator):
+    def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
+                 lambdas=(1e-4, 1e-3, 1e-2, 1e-1), gammas=(0.5, 1.0, 2.0), step_scale=0.3, random_state=0):
+        self.architecture = architecture
+        self.L = L
+        self.M = M
+        self.N1 = N1
+        self.N2 = N2
+        self.N3 = N3
+        self.lambdas = lambdas
+        self.gammas = gammas
+        self.step_scale = step_scale
+        self.random_state = random_state
+
+    def _fit_targets(self, X: np.ndarray, targets: list[np.ndarray]) -> None:
+        for name in ("L", "M", "N1", "N2", "N3"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} = {getattr(self, name)!r}: expected an integer >= 1 (Algorithm 1)")
+        arch = Architecture(self.architecture, X.shape[1])
+        self.architecture_ = arch.describe()
+        self.depth_ = arch.depth
+        rng = np.random.default_rng(self.random_state)
+        weights, lambdas, alphas, histories, risks = [], [], [], [], []
+        for t in targets:
+            result = optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1), N2=int(self.N2),
+                                      N3=int(self.N3), lambdas=tuple(self.lambdas), gammas=tuple(self.gammas),
+                                      step_scale=float(self.step_scale), rng=rng)
+            alphas.append(ls_svm_coefficients(kernel(arch, result.weights, X), t, result.lam))
+            weights.append(result.weights)
+            lambdas.append(result.lam)
+            histories.append(result.history)
+            risks.append(result.d3_risk)
+        self.weights_ = np.vstack(weights)
+        self.lambda_ = np.array(lambdas)
+        self.alpha_ = np.vstack(alphas)
+        self.history_ = histories
+        self.d3_risk_ = np.array(risks)
+        self.X_fit_ = X
+
+    def _scores(self, X) -> np.ndarray:
+        check_is_fitted(self, "weights_")
+        X = validate_data(self, X, reset=False)
+        arch = Architecture(self.architecture, self.n_features_in_)
+        out = np.column_stack([kernel(arch, w, X, self.X_fit_) @ a for w, a in zip(self.weights_, self.alpha_,
+                                                                                     strict=True)])
+        return np.clip(out, -1.0, 1.0)
+
+    def diagnostics(self) -> dict:
+        return {"depth": int(self.depth_), "n_weights": int(self.weights_.shape[1]),
+                "lambda": [float(v) for v in self.lambda_], "d3_risk": [float(v) for v in self.d3_risk_],
+                "rounds": int(sum(len(h) for h in self.history_))}
+
+
+class HGKRegressor(RegressorMixin, _HGKBase):
+    """Least-squares SVM with a hierarchical Gaussian kernel learned by Algorithm 1 (paper 002); targets in [-1, 1]."""
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, y_numeric=True)
+        self._fit_targets(X, [np.asarray(y, float)])
+        return self
+
+    def predict(self, X):
+        return self._scores(X)[:, 0]
+
+
+class HGKClassifier(SignedTargetsMixin, ClassifierMixin, _HGKBase):
+    """Least-squares SVM classifier with a learned hierarchical Gaussian kernel (one-vs-all beyond two classes)."""
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y)
+        self._fit_targets(X, [t.astype(float) for t in self._signed_targets(y)])
+        return self
+
+    def _decision(self, X):
+        scores = self._scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+
+def _build(task: str, solver: str, params: dict, seed: int):
+    cls = HGKClassifier if task == "classification" else HGKRegressor
+    return cls(**{"random_state": seed, **params})
+
+
+register(Family(
+    name="hgk",
+    description="least-squares SVM with a hierarchical Gaussian kernel, weights by annealing and gradient descent "
+                "(paper 002, Algorithm 1)",
+    build=_build,
+    solvers=("annealing",),
+    default_grid={"architecture": ["inhomogeneous", "depth2:4", "depth2:6", "depth2:8", "depth2:10", "depth2:12",
+                                   "depth2:16"]},
+    scaler="minmax_pm1",
+    target_scaler="none",
+    diagnostics=lambda model: model.diagnostics(),
+    reference="Steinwart, Thomann & Schmid 2016 (paper 002), Algorithm 1",
+))
+
+__all__ = ["HGKClassifier", "HGKRegressor"]

@@ -84,9 +84,11 @@ def test_incremental_updates_equal_a_from_scratch_recomputation(depth):
     for _step in range(300):
         index = int(rng.integers(arch.n_weights))
         value = float(w[index] * np.exp(rng.normal(0, 0.3)))
-        proposed = state.propose(index, value)
         trial = w.copy()
         trial[index] = value
+        alpha = rng.normal(size=len(Z))
+        assert np.allclose(state.propose_predict(index, value, alpha), kernel(arch, trial, X, Z) @ alpha, atol=1e-11)
+        proposed = state.propose(index, value)
         assert np.allclose(proposed, kernel(arch, trial, X, Z), atol=1e-12)
         if rng.random() < 0.5:  # accept half of the proposals, as annealing would
             state.commit()

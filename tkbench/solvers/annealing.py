@@ -82,13 +82,13 @@ class AnnealingResult:
 def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, rng: np.random.Generator,
            step_scale: float = 0.3) -> AnnealingResult:
     """N annealing steps on R_{L,D2} = mean((y2 - K alpha)^2), K = the state's block k_W(D2, D1)."""
+    alpha = np.ascontiguousarray(alpha, float)
     risk = float(np.mean((y2 - state.kernel @ alpha) ** 2))
     accepted = 0
     for i in range(1, n_steps + 1):
         index = int(rng.integers(state.arch.n_weights))
         value = float(state.weights[index] * math.exp(step_scale * rng.normal()))
-        K = state.propose(index, value)
-        new_risk = float(np.mean((y2 - K @ alpha) ** 2))
+        new_risk = float(np.mean((y2 - state.propose_predict(index, value, alpha)) ** 2))
         if annealing_accepts(new_risk - risk, risk, i, n_steps, float(rng.random())):
             state.commit()
             risk = new_risk

@@ -208,14 +208,14 @@ def _node_grad(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, gr
 class BlockState:
     """The kernel block k(X, Z) of an architecture, kept up to date under one-weight changes.
 
-    Per node it holds its kernel matrix and its exponent S (leaf: sum_j v_j^2 (x_j - z_j)^2; inner node:
-    sum_i w_i^2 (1 - k_i)), so that changing one weight of node n costs one elementwise pass over the block at n
-    and at each ancestor (S += (w_new^2 - w_old^2) * term, then the ancestors' S += w^2 (k_old - k_new)), never a
-    rebuild: O(depth x m x m') time, fused with f = K alpha in one compiled loop
-    (:mod:`tkbench.kernels._hierarchical_numba`). Memory: S and K for every node in two buffers, 4 x nodes x m x m'
-    doubles (1.9 GB for depth 2 with 16 first-layer nodes on a 1333 x 2667 block); a proposal writes the path into
-    the inactive buffers and :meth:`commit` flips them (no copy). :meth:`refresh` recomputes everything from
-    scratch (the incremental sums drift by rounding; callers refresh every few thousand commits).
+    Per node it holds its kernel matrix. A node's kernel is the exponential of a sum (leaf: -sum_j v_j^2 (x_j -
+    z_j)^2; inner node: -2 sum_i w_i^2 (1 - k_i)), so changing one weight of node n multiplies the block at n by
+    exp(-(w_new^2 - w_old^2) * term) and each ancestor's by exp(-2 w^2 (k_old - k_new)): one elementwise pass per
+    level, never a rebuild, O(depth x m x m') time, fused with f = K alpha in one compiled loop
+    (:mod:`tkbench.kernels._hierarchical_numba`). Memory: every node's kernel in two buffers, 2 x nodes x m x m'
+    doubles (0.97 GB for depth 2 with 16 first-layer nodes on a 1333 x 2667 block); a proposal writes the path
+    into the inactive buffers and :meth:`commit` flips them (no copy). :meth:`refresh` recomputes everything from
+    scratch (the incremental products drift by rounding; callers refresh every few thousand commits).
     """
 
     def __init__(self, arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray):
@@ -232,9 +232,7 @@ class BlockState:
                 self.owner[node.offset + k] = (node, k)
             for i, child in enumerate(node.children):
                 self.parent[id(child)] = (node, i)
-        shape = (2, len(self.nodes), len(self.X), len(self.Z))
-        self.S = np.empty(shape)
-        self.K = np.empty(shape)
+        self.K = np.empty((2, len(self.nodes), len(self.X), len(self.Z)))
         self.active = np.zeros(len(self.nodes), dtype=np.int64)
         self._pending: tuple[int, float, np.ndarray] | None = None
         self.refresh()
@@ -247,8 +245,7 @@ class BlockState:
     def _fill(self, node: Node) -> np.ndarray:
         n = self.index[id(node)]
         w = self.weights[node.offset:node.offset + node.size]
-        S = self.S[0, n]
-        S[:] = 0.0
+        S = np.zeros((len(self.X), len(self.Z)))
         if node.is_leaf:
             for j, feature in enumerate(node.features):
                 S += w[j] ** 2 * (self.X[:, feature][:, None] - self.Z[:, feature][None, :]) ** 2
@@ -282,7 +279,7 @@ class BlockState:
             child = self.index[id(node.children[k])]
             xcol = zcol = np.zeros(1)
         path_arr = np.array(path, dtype=np.int64)
-        f = propose_path(self.S, self.K, self.active, path_arr, np.array(wsq), node.is_leaf, value * value - old * old,
+        f = propose_path(self.K, self.active, path_arr, np.array(wsq), node.is_leaf, value * value - old * old,
                          np.ascontiguousarray(xcol), np.ascontiguousarray(zcol), child, alpha)
         self._pending = (index, float(value), path_arr)
         return f

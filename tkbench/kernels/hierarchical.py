@@ -301,3 +301,37 @@ class BlockState:
         self.weights[index] = value
         self.active[path] = 1 - self.active[path]
         self._pending = None
+
+
+def kernel_and_weighted_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray,
+                                 W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """k(X, Z) and g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta for every weight theta, without storing one
+    m x m' matrix per weight (memory O(depth x m x m')): the chain of Lemma 4.1 carries the weight matrix
+    W * (product of the ancestors' factors 2 w^2 k) down the tree, and at a leaf
+    sum_uv B_uv (x_uj - z_vj)^2 = sum_u x_uj^2 (B e)_u + sum_v z_vj^2 (B^T e)_v - 2 (X^T B Z)_jj for all j at once."""
+    weights = np.asarray(weights, float)
+    X = np.asarray(X, float)
+    Z = np.asarray(Z, float)
+    g = np.zeros(arch.n_weights)
+    K = _node_weighted(arch.root, weights, X, Z, np.asarray(W, float), g)
+    return K, g
+
+
+def _node_weighted(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, W: np.ndarray,
+                   g: np.ndarray) -> np.ndarray:
+    w = weights[node.offset:node.offset + node.size]
+    if node.is_leaf:
+        K = node_kernel(node, weights, X, Z)
+        B = W * K
+        idx = list(node.features)
+        Xi, Zi = X[:, idx], Z[:, idx]
+        quad = (Xi ** 2).T @ B.sum(axis=1) + (Zi ** 2).T @ B.sum(axis=0) - 2.0 * np.einsum("uj,uj->j", Xi, B @ Zi)
+        g[node.offset:node.offset + node.size] += -2.0 * w * quad  # dk/dv_j = -2 v_j (x_j - z_j)^2 k
+        return K
+    child_K = [node_kernel(c, weights, X, Z) for c in node.children]
+    K = np.exp(-2.0 * sum(w[i] ** 2 * (1.0 - Ki) for i, Ki in enumerate(child_K)))
+    WK = W * K
+    for i, (child, Ki) in enumerate(zip(node.children, child_K, strict=True)):
+        g[node.offset + i] += -4.0 * w[i] * float(np.sum(WK * (1.0 - Ki)))
+        _node_weighted(child, weights, X, Z, WK * (2.0 * w[i] ** 2), g)
+    return K

@@ -38,9 +38,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from tkbench.kernels.hierarchical import Architecture, BlockState, kernel, kernel_and_gradient
+from tkbench.kernels.hierarchical import Architecture, BlockState, kernel, kernel_and_weighted_gradient
 
 SPLIT = (4.0 / 9.0, 2.0 / 9.0)  # D1, D2 (D3 the rest): 44.44 / 22.22 / 33.33 %
+REFRESH_EVERY = 2000  # accepted annealing steps between from-scratch recomputations of the kernel block
 
 
 def ls_svm_coefficients(K: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
@@ -86,6 +87,8 @@ def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, r
     risk = float(np.mean((y2 - state.kernel @ alpha) ** 2))
     accepted = 0
     for i in range(1, n_steps + 1):
+        if accepted and accepted % REFRESH_EVERY == 0:
+            state.refresh()  # the incremental products drift by rounding
         index = int(rng.integers(state.arch.n_weights))
         value = float(state.weights[index] * math.exp(step_scale * rng.normal()))
         new_risk = float(np.mean((y2 - state.propose_predict(index, value, alpha)) ** 2))
@@ -98,10 +101,12 @@ def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, r
 
 def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
                   alpha: np.ndarray) -> tuple[float, np.ndarray]:
-    """R_{L,D2} and its gradient in W: dR/dtheta = -(2/m2) (y2 - f)^T (dK/dtheta) alpha (Lemma 4.1 for dK)."""
-    K, G = kernel_and_gradient(arch, weights, X2, X1)
+    """R_{L,D2} and its gradient in W: dR/dtheta = -(2/m2) (y2 - f)^T (dK/dtheta) alpha (Lemma 4.1 for dK),
+    contracted without storing dK/dtheta per weight (memory O(depth x m2 x m1))."""
+    K = kernel(arch, weights, X2, X1)
     residual = y2 - K @ alpha
-    grad = -(2.0 / len(y2)) * np.einsum("i,wij,j->w", residual, G, alpha)
+    W = np.outer(residual, alpha) * (-2.0 / len(y2))
+    _, grad = kernel_and_weighted_gradient(arch, weights, X2, X1, W)
     return float(np.mean(residual ** 2)), grad
 
 

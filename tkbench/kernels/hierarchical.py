@@ -145,14 +145,20 @@ def _squared_differences(X: np.ndarray, Z: np.ndarray, features: tuple[int, ...]
     return (X[:, idx].T[:, :, None] - Z[:, idx].T[:, None, :]) ** 2
 
 
+def leaf_exponent(X: np.ndarray, Z: np.ndarray, features: tuple[int, ...], v: np.ndarray) -> np.ndarray:
+    """sum_j v_j^2 (x_uj - z_vj)^2 over the leaf's features, as |x'|^2 + |z'|^2 - 2 x'^T z' with x' = v o x_I
+    (one matrix product; rounding below 0 is clipped)."""
+    idx = list(features)
+    Xs, Zs = X[:, idx] * v, Z[:, idx] * v
+    S = np.einsum("uj,uj->u", Xs, Xs)[:, None] + np.einsum("vj,vj->v", Zs, Zs)[None, :] - 2.0 * (Xs @ Zs.T)
+    return np.maximum(S, 0.0, out=S)
+
+
 def node_kernel(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     """The m x m' matrix of the kernel at ``node`` (Eq. (4) for a leaf, Eq. (7) with gamma = 1 above)."""
     w = weights[node.offset:node.offset + node.size]
     if node.is_leaf:
-        S = np.zeros((len(X), len(Z)))
-        for j, feature in enumerate(node.features):
-            S += w[j] ** 2 * (X[:, feature][:, None] - Z[:, feature][None, :]) ** 2
-        return np.exp(-S)
+        return np.exp(-leaf_exponent(X, Z, node.features, w))
     S = np.zeros((len(X), len(Z)))
     for i, child in enumerate(node.children):
         S += w[i] ** 2 * (1.0 - node_kernel(child, weights, X, Z))
@@ -245,12 +251,10 @@ class BlockState:
     def _fill(self, node: Node) -> np.ndarray:
         n = self.index[id(node)]
         w = self.weights[node.offset:node.offset + node.size]
-        S = np.zeros((len(self.X), len(self.Z)))
         if node.is_leaf:
-            for j, feature in enumerate(node.features):
-                S += w[j] ** 2 * (self.X[:, feature][:, None] - self.Z[:, feature][None, :]) ** 2
-            np.exp(-S, out=self.K[0, n])
+            np.exp(-leaf_exponent(self.X, self.Z, node.features, w), out=self.K[0, n])
         else:
+            S = np.zeros((len(self.X), len(self.Z)))
             for i, child in enumerate(node.children):
                 S += w[i] ** 2 * (1.0 - self._fill(child))
             np.exp(-2.0 * S, out=self.K[0, n])

@@ -317,25 +317,40 @@ def kernel_and_weighted_gradient(arch: Architecture, weights: np.ndarray, X: np.
     X = np.asarray(X, float)
     Z = np.asarray(Z, float)
     g = np.zeros(arch.n_weights)
-    K = _node_weighted(arch.root, weights, X, Z, np.asarray(W, float), g)
-    return K, g
+    cache: dict[int, np.ndarray] = {}
+    _all_kernels(arch.root, weights, X, Z, cache)
+    _node_weighted(arch.root, weights, X, Z, np.asarray(W, float), g, cache)
+    return cache[id(arch.root)], g
+
+
+def _all_kernels(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray,
+                 cache: dict[int, np.ndarray]) -> np.ndarray:
+    """Every node's kernel block, each computed once (children first)."""
+    w = weights[node.offset:node.offset + node.size]
+    if node.is_leaf:
+        K = np.exp(-leaf_exponent(X, Z, node.features, w))
+    else:
+        S = np.zeros((len(X), len(Z)))
+        for i, child in enumerate(node.children):
+            S += w[i] ** 2 * (1.0 - _all_kernels(child, weights, X, Z, cache))
+        K = np.exp(-2.0 * S)
+    cache[id(node)] = K
+    return K
 
 
 def _node_weighted(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, W: np.ndarray,
-                   g: np.ndarray) -> np.ndarray:
+                   g: np.ndarray, cache: dict[int, np.ndarray]) -> None:
     w = weights[node.offset:node.offset + node.size]
+    K = cache[id(node)]
     if node.is_leaf:
-        K = node_kernel(node, weights, X, Z)
         B = W * K
         idx = list(node.features)
         Xi, Zi = X[:, idx], Z[:, idx]
         quad = (Xi ** 2).T @ B.sum(axis=1) + (Zi ** 2).T @ B.sum(axis=0) - 2.0 * np.einsum("uj,uj->j", Xi, B @ Zi)
         g[node.offset:node.offset + node.size] += -2.0 * w * quad  # dk/dv_j = -2 v_j (x_j - z_j)^2 k
-        return K
-    child_K = [node_kernel(c, weights, X, Z) for c in node.children]
-    K = np.exp(-2.0 * sum(w[i] ** 2 * (1.0 - Ki) for i, Ki in enumerate(child_K)))
+        return
     WK = W * K
-    for i, (child, Ki) in enumerate(zip(node.children, child_K, strict=True)):
+    for i, child in enumerate(node.children):
+        Ki = cache[id(child)]
         g[node.offset + i] += -4.0 * w[i] * float(np.sum(WK * (1.0 - Ki)))
-        _node_weighted(child, weights, X, Z, WK * (2.0 * w[i] ** 2), g)
-    return K
+        _node_weighted(child, weights, X, Z, WK * (2.0 * w[i] ** 2), g, cache)

@@ -106,7 +106,7 @@ def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: n
     K = kernel(arch, weights, X2, X1)
     residual = y2 - K @ alpha
     W = np.outer(residual, alpha) * (-2.0 / len(y2))
-    _, grad = kernel_and_weighted_gradient(arch, weights, X2, X1, W)
+    _, grad = kernel_and_weighted_gradient(arch, weights, X2, X1, W)  # (recomputes K: a 2nd pass, not stored)
     return float(np.mean(residual ** 2)), grad
 
 

@@ -36,6 +36,8 @@ smoke-check: install
 	$(BIN)/tkbench check results/smoke_nkrr --baseline results/baselines/smoke_nkrr.json
 	$(BIN)/tkbench run configs/smoke_sikl.yaml -j $(JOBS) --no-progress
 	$(BIN)/tkbench check results/smoke_sikl --baseline results/baselines/smoke_sikl.json
+	$(BIN)/tkbench run configs/smoke_hgk.yaml -j $(JOBS) --no-progress
+	$(BIN)/tkbench check results/smoke_hgk --baseline results/baselines/smoke_hgk.json
 
 ## benchmarks: configs/bench_*.yaml (speed and memory studies, not tests)
 bench: install

@@ -54,6 +54,30 @@ def test_risk_gradient_equals_finite_differences():
         assert grad[i] == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
 
 
+def test_shared_kernel_outputs_anneal_and_differentiate_like_a_recomputation():
+    """k one-vs-all outputs on one kernel: the incremental proposal, the risk and its gradient against the slow
+    way (kernel rebuilt, mean over points and outputs, finite differences)."""
+    Ymat = np.column_stack([Y, -Y ** 2, np.sign(X[:, 2])])
+    X1, Y1, X2, Y2 = X[:40], Ymat[:40], X[40:], Ymat[40:]
+    w = ARCH.initial_weights() * 1.2
+    alpha = A.ls_svm_coefficients(kernel(ARCH, w, X1), Y1, 1e-2)
+    assert alpha.shape == (40, 3)
+    state = BlockState(ARCH, w, X2, X1)
+    moved = w.copy()
+    moved[4] *= 1.7
+    assert np.allclose(state.propose_predict(4, moved[4], alpha), kernel(ARCH, moved, X2, X1) @ alpha, atol=1e-12)
+    result = A.anneal(BlockState(ARCH, w, X2, X1), alpha, Y2, 100, np.random.default_rng(2))
+    assert result.risk == pytest.approx(float(np.mean((Y2 - kernel(ARCH, result.weights, X2, X1) @ alpha) ** 2)))
+    risk, grad = A.risk_gradient(ARCH, w, X2, Y2, X1, alpha)
+    h = 1e-6
+    for i in range(ARCH.n_weights):
+        e = np.zeros_like(w)
+        e[i] = h
+        up = np.mean((Y2 - kernel(ARCH, w + e, X2, X1) @ alpha) ** 2)
+        down = np.mean((Y2 - kernel(ARCH, w - e, X2, X1) @ alpha) ** 2)
+        assert grad[i] == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
+
+
 def test_gradient_descent_decreases_the_risk():
     X1, y1, X2, y2 = X[:40], Y[:40], X[40:], Y[40:]
     w = ARCH.initial_weights()
@@ -82,9 +106,15 @@ def test_hgk_estimators_fit_predict_and_check_estimator():
     pred = reg.predict(X)
     assert np.all(np.abs(pred) <= 1.0) and np.mean((pred - Y) ** 2) < np.var(Y)  # learns something, clipped
     labels = np.digitize(X[:, 0], [-0.33, 0.33])  # three classes: one-vs-all
-    clf = HGKClassifier(**quick).fit(X, labels)
-    assert clf.weights_.shape[0] == 3 and clf.multiclass_ == "one-vs-rest"
+    clf = HGKClassifier(**quick).fit(X, labels)  # one kernel shared by the three one-vs-all problems
+    assert clf.weights_.shape[0] == 1 and clf.alpha_.shape == (90, 3) and clf.multiclass_ == "one-vs-rest"
+    assert clf.decision_function(X).shape == (90, 3)
     assert np.mean(clf.predict(X) == labels) > 0.8
+    separate = HGKClassifier(multiclass="separate", **quick).fit(X, labels)
+    assert separate.weights_.shape[0] == 3 and separate.alpha_.shape == (90, 3)
+    assert np.mean(separate.predict(X) == labels) > 0.8
+    with pytest.raises(ValueError, match="multiclass"):
+        HGKClassifier(multiclass="ovo", **quick).fit(X, labels)
     for est in (HGKRegressor(**quick), HGKClassifier(**quick)):
         check_estimator(est)
     with pytest.raises(ValueError, match="M = 0"):

@@ -57,6 +57,10 @@ class Protocol(_Strict):
     timeout: float | None = Field(None, gt=0, description="seconds per run before it is killed (none: no limit)")
     subsample: int | None = Field(None, ge=10, description="rows drawn per split before splitting (all datasets)")
     blas_threads: int = Field(1, ge=1, description="BLAS/OpenMP threads per run (workers x threads <= cores)")
+    cv_score: Literal["default", "ls_error"] = Field(
+        "default", description="what CV maximises: 'default' (accuracy; minus the MSE for regression) or "
+        "'ls_error' (minus the least-squares error of the clipped decision values on labels scaled to [-1, 1]: "
+        "paper 002's Table 1 metric, tkbench.bench.least_squares)")
     tune_on_first: int | None = Field(
         None, ge=1, description="choose hyper-parameters once per (dataset, method): k-fold CV on the training parts "
         "of the first k splits, then the median of the k choices per parameter, used on every split (the protocol of "
@@ -133,7 +137,7 @@ class MethodEntry(_Strict):
         "the test part is unchanged), or {dataset label: rows}; the report says so")
     scaler: str | None = Field(None, description="input pre-processing, fitted on the training rows (default: the "
                                "family's own); one of tkbench.learners.scalers.SCALERS")
-    target_scaler: Literal["none", "standard"] | None = None
+    target_scaler: Literal["none", "standard", "minmax_pm1"] | None = None
     reference: str | None = Field(None, description="the method's key in the reference file (default: name)")
 
     @field_validator("name")
@@ -462,6 +466,11 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.params.solver", value, "the solver in the method's 'solver' field"))
             elif key not in allowed:
                 problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+        grids = [fam.default_grid if m.grid is None else m.grid, *m.per_dataset_grid.values()]
+        if exp.protocol.cv_score == "ls_error" and fam.path_param and any(fam.path_param in g for g in grids):
+            problems.append((f"{where}.grid.{fam.path_param}", fam.path_param,
+                             "no path parameter in the grid with protocol.cv_score 'ls_error' (it scores decision "
+                             "values, the path gives labels only): fix it in params, or grid: {}"))
         caps = m.max_train if isinstance(m.max_train, dict) else {}
         for label, cap in caps.items():
             if label not in labels:

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
+from tkbench.bench.least_squares import least_squares_error
 from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.data.registry import fixed_split
@@ -150,19 +151,23 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
         family.warmup(threads)
         row["warmup_seconds"] = time.perf_counter() - t0
     chosen: dict[str, Any] = {}
+    # the whole data set's label range: the scale of the least-squares error (paper 002 scales before splitting)
+    target_range = None if ds.task == "classification" else (float(np.min(ds.y)), float(np.max(ds.y)))
     row["cv_seconds"] = 0.0
     if spec["grid"] and spec.get("tuning"):  # once per (dataset, method), on the first k splits' training parts
         def training_part(r: int, seed: int):
             rows = split_rows(ds, spec, r, seed)[0]
             return ds.X[rows], ds.y[rows]
 
-        chosen, cv = shared_selection(spec, estimator, family, training_part, task=ds.task, root=root)
+        chosen, cv = shared_selection(spec, estimator, family, training_part, task=ds.task, root=root,
+                                      target_range=target_range)
         row["cv_seconds"] = cv.pop("seconds")
         row["cv"] = cv
         set_model_params(estimator, chosen)
     elif spec["grid"]:
         chosen, cv = select_params(estimator, family, spec["grid"], X_train, y_train, task=ds.task,
-                                   k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"])
+                                   k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"],
+                                   cv_score=spec.get("cv_score"), target_range=target_range)
         row["cv_seconds"] = cv.pop("seconds")
         row["cv"] = cv
         set_model_params(estimator, chosen)
@@ -179,6 +184,10 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
     row.update(metrics(ds.task, y_train, estimator.predict(X_train), prefix="train_"))
     if ds.task == "classification" and ds.n_classes == 2 and hasattr(estimator, "decision_function"):
         row["rmse_pm1"] = rmse_pm1(estimator, X_test, y_test)
+    try:
+        row["ls_error"] = least_squares_error(estimator, X_test, y_test, ds.task, target_range)
+    except (TypeError, ValueError):  # no decision values of the right shape: no least-squares error
+        pass
 
     model = fitted_model(estimator)
     row["diagnostics"] = family.diagnostics(model) if family.diagnostics else {}

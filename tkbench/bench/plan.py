@@ -20,7 +20,7 @@ from tkbench.data import dataset_fingerprint, split_seed, task_of
 from tkbench.learners import get_family
 
 RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
-OPTIONAL_FIELDS = ("features", "landscape", "tuning")
+OPTIONAL_FIELDS = ("features", "landscape", "tuning", "cv_score")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class RunSpec:
     features: tuple[int, ...] | None = None  # a dataset's feature columns (None: all)
     landscape: dict[str, Any] | None = None  # kind 'landscape': the weight grid
     tuning: dict[str, Any] | None = None  # shared CV on the first k splits: {"first": k, "seeds": [...]}
+    cv_score: str | None = None  # what CV maximises, when not the default (accuracy / minus MSE)
     key: str = field(default="", compare=False)
 
     def identity(self) -> dict[str, Any]:
@@ -157,6 +158,7 @@ def _common(exp: Experiment, ds, m, task: str, fp: str, **fields) -> dict[str, A
                 test_fraction=proto.test_fraction if ds.test_fraction is None else ds.test_fraction,
                 cv_folds=proto.cv_folds, stratify=proto.stratify, subsample=ds.subsample or proto.subsample,
                 blas_threads=proto.blas_threads, timeout=proto.timeout,
+                cv_score=None if proto.cv_score == "default" else proto.cv_score,
                 features=None if ds.features is None else tuple(ds.features)) | fields
 
 

@@ -18,6 +18,7 @@ from sklearn.base import clone
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from tkbench.bench.least_squares import least_squares_error
 from tkbench.learners.compose import path_predictions, set_model_params
 from tkbench.learners.registry import Family
 
@@ -56,10 +57,19 @@ def select_params(
     k: int,
     seed: int,
     stratify: bool = True,
+    cv_score: str | None = None,
+    target_range: tuple[float, float] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Choose the grid point with the best mean validation score. Returns (params, CV report)."""
+    """Choose the grid point with the best mean validation score. Returns (params, CV report).
+
+    ``cv_score="ls_error"`` scores a fitted candidate by minus its least-squares error on the validation fold
+    (:func:`tkbench.bench.least_squares.least_squares_error`, regression labels scaled by ``target_range``)."""
     combos, path_values = grid_candidates(grid, family.path_param)
     use_path = path_values != [None]
+    by_ls = cv_score == "ls_error"
+    if by_ls and use_path:
+        raise ValueError(f"cv_score 'ls_error' needs decision values, which the path parameter "
+                         f"{family.path_param!r} of family {family.name!r} does not give: fix it in the grid")
     table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
     errors: list[str] = []
     t0 = time.perf_counter()
@@ -74,7 +84,9 @@ def select_params(
             set_model_params(est, params)
             try:
                 est.fit(X[train], y[train])
-                if use_path:
+                if by_ls:
+                    preds = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
+                elif use_path:
                     preds = path_predictions(est, family, X[valid], path_values)
                 else:
                     preds = {None: est.predict(X[valid])}
@@ -84,7 +96,7 @@ def select_params(
                     table[(c, v)].append(math.nan)
                 continue
             for v in path_values:
-                table[(c, v)].append(score(task, y[valid], preds[v]))
+                table[(c, v)].append(preds[v] if by_ls else score(task, y[valid], preds[v]))
     means = {cell: float(np.mean(s)) for cell, s in table.items()}
     finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]
     if not finite:
@@ -122,6 +134,8 @@ def tuning_key(spec: dict[str, Any], r: int, seed: int) -> str:
     import json
 
     ident = {k: spec.get(k) for k in _TUNING_FIELDS} | {"tune_split": r, "tune_seed": seed}
+    if spec.get("cv_score"):  # added later: absent when unset, so that earlier keys hold
+        ident["cv_score"] = spec["cv_score"]
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -142,7 +156,8 @@ def combine_choices(choices: list[dict[str, Any]], grid: dict[str, list[Any]]) -
 
 
 def shared_selection(spec: dict[str, Any], estimator, family: Family, training_part, *, task: str,
-                     root: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+                     root: str | None, target_range: tuple[float, float] | None = None
+                     ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Hyper-parameters chosen once per (dataset, method): ``select_params`` on the training part of each of the
     first k splits (``training_part(r, seed) -> (X, y)``), then :func:`combine_choices`. Each split's CV result is
     cached in ``<root>/tuning/<key>.json`` under a file lock, so that the runs of a cell compute it once: a worker
@@ -160,7 +175,8 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
     def compute(r: int) -> dict[str, Any]:
         X, y = training_part(r, seeds[r])
         chosen, report = select_params(estimator, family, spec["grid"], X, y, task=task, k=spec["cv_folds"],
-                                       seed=seeds[r], stratify=spec["stratify"])
+                                       seed=seeds[r], stratify=spec["stratify"], cv_score=spec.get("cv_score"),
+                                       target_range=target_range)
         return {"split": r, "chosen": chosen, "best_score": report["best_score"], "seconds": report["seconds"],
                 "scores": report["scores"]}
 

@@ -289,12 +289,15 @@ class BlockState:
         return f
 
     def propose_predict(self, index: int, value: float, alpha: np.ndarray) -> np.ndarray:
-        """K_new @ alpha with weight ``index`` set to ``value`` (the state is unchanged until :meth:`commit`)."""
-        return self._run(index, value, np.ascontiguousarray(alpha, float))
+        """K_new @ alpha with weight ``index`` set to ``value`` (the state is unchanged until :meth:`commit`);
+        alpha a vector or a matrix (one column per output: the one-vs-all problems sharing the kernel)."""
+        alpha = np.asarray(alpha, float)
+        f = self._run(index, value, np.ascontiguousarray(alpha.reshape(len(alpha), -1)))
+        return f[:, 0] if alpha.ndim == 1 else f
 
     def propose(self, index: int, value: float) -> np.ndarray:
         """The top kernel with weight ``index`` set to ``value`` (the state is unchanged until :meth:`commit`)."""
-        self._run(index, value, np.zeros(len(self.Z)))
+        self._run(index, value, np.zeros((len(self.Z), 1)))
         return self.K[1 - self.active[0], 0]
 
     def commit(self) -> None:

@@ -2,8 +2,9 @@
 
 Pre-processing lives inside the estimator so that it is fitted on whatever the estimator is fitted on: the training
 part of a split, or the training folds during cross-validation (never the test part or the validation fold).
-Regression targets may be standardised too (``target_scaler: standard``); predictions come back on the original
-scale, so the reported MSE is always in the data's own units.
+Regression targets may be scaled too, fitted on the training targets: ``target_scaler: standard`` (zero mean, unit
+variance) or ``minmax_pm1`` (to [-1, 1]: paper 002 section 5, whose least-squares SVM clips its decisions there);
+predictions come back on the original scale, so the reported MSE is always in the data's own units.
 """
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from tkbench.learners.registry import Family
 from tkbench.learners.scalers import make_scaler
 
 MODEL_STEP = "model"
+TARGET_SCALERS = {"standard": StandardScaler, "minmax_pm1": lambda: MinMaxScaler(feature_range=(-1, 1))}
 
 
 def make_estimator(
@@ -34,8 +36,9 @@ def make_estimator(
     """The full, unfitted estimator of a method: ``[target scaling] -> input scaling -> family estimator``."""
     model = family.build(task, solver or family.default_solver, dict(params or {}), random_state)
     pipe = Pipeline([("scale", make_scaler(scaler or family.scaler)), (MODEL_STEP, model)])
-    if task == "regression" and (target_scaler or family.target_scaler) == "standard":
-        return TransformedTargetRegressor(regressor=pipe, transformer=StandardScaler())
+    kind = target_scaler or family.target_scaler
+    if task == "regression" and kind in TARGET_SCALERS:
+        return TransformedTargetRegressor(regressor=pipe, transformer=TARGET_SCALERS[kind]())
     return pipe
 
 

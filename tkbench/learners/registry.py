@@ -68,7 +68,7 @@ FAMILIES: dict[str, Family] = {}
 def register(family: Family) -> Family:
     if family.name in FAMILIES:
         raise ValueError(f"method family {family.name!r} registered twice")
-    if family.scaler not in SCALERS or family.target_scaler not in ("none", "standard"):
+    if family.scaler not in SCALERS or family.target_scaler not in ("none", "standard", "minmax_pm1"):
         raise ValueError(f"family {family.name!r}: bad scaler {family.scaler!r}/{family.target_scaler!r}")
     FAMILIES[family.name] = family
     return family

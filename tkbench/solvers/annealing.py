@@ -102,10 +102,13 @@ def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, r
 def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
                   alpha: np.ndarray) -> tuple[float, np.ndarray]:
     """R_{L,D2} and its gradient in W: dR/dtheta = -(2/m2) (y2 - f)^T (dK/dtheta) alpha (Lemma 4.1 for dK),
-    contracted without storing dK/dtheta per weight (memory O(depth x m2 x m1))."""
+    contracted without storing dK/dtheta per weight (memory O(depth x m2 x m1)). With k outputs (y2: m2 x k,
+    alpha: m1 x k; one-vs-all problems sharing the kernel) R is the mean over points and outputs and the
+    contraction weight is -(2 / (m2 k)) (Y2 - F) alpha^T."""
     K = kernel(arch, weights, X2, X1)
     residual = y2 - K @ alpha
-    W = np.outer(residual, alpha) * (-2.0 / len(y2))
+    R = residual.reshape(len(y2), -1)
+    W = (R @ np.asarray(alpha, float).reshape(len(alpha), -1).T) * (-2.0 / R.size)
     _, grad = kernel_and_weighted_gradient(arch, weights, X2, X1, W)  # (recomputes K: a 2nd pass, not stored)
     return float(np.mean(residual ** 2)), grad
 
@@ -171,8 +174,10 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                      N1: int = 1000, N2: int = 500, N3: int = 10, lambdas=(1e-4, 1e-3, 1e-2, 1e-1),
                      gammas=(0.5, 1.0, 2.0), step_scale: float = 0.3, rng: np.random.Generator | None = None,
                      weights: np.ndarray | None = None) -> HGKFitResult:
-    """Algorithm 1 on the training part (X, y), labels in [-1, 1]. Returns the weights with the least D3 error
-    (gamma absorbed), never worse on D3 than the initial weights (they are the first candidate)."""
+    """Algorithm 1 on the training part (X, y), labels in [-1, 1]; y a vector, or an (n, k) matrix of k outputs
+    sharing one kernel (the one-vs-all problems of a multi-class set: every risk is then the mean over points and
+    outputs). Returns the weights with the least D3 error (gamma absorbed), never worse on D3 than the initial
+    weights (they are the first candidate)."""
     rng = rng or np.random.default_rng(0)
     n = len(y)
     order = rng.permutation(n)

@@ -1,14 +1,180 @@
-"""Compiled loops of :class:`tkbench.kernels.hierarchical.BlockState`: one fused pass per annealing proposal.
+"""Compiled loops of the hierarchical Gaussian kernels (:mod:`tkbench.kernels.hierarchical`).
 
-The state keeps, per node n, its kernel K on the block (rows x columns) in two buffers ``K[b, n]``;
-``active[n]`` says which buffer holds the current values. A proposal writes the nodes on
-the path from the changed node to the root into their inactive buffers and returns f = K_top alpha (the
-objective needs nothing else); committing flips ``active`` for those nodes: no copy.
+A tree is flattened in post-order (children before parents, the root last): ``kind[n]`` (1 leaf, 0 inner node),
+``items[start[n]:stop[n]]`` (a leaf's feature indices, an inner node's child nodes) and ``woff[n]``, the offset of
+the node's weights in the flat weight vector (item i of node n has weight ``woff[n] + i``).
+
+Every loop works row by row: for one point x_u, every node's kernel row k_n(x_u, Z) is built in a scratch array
+of nodes x m' (a few hundred KB, cache resident), children first; the innermost loops run over the columns v
+with no branch, so that LLVM vectorises them, exponentials included (:func:`tkbench.kernels._fast_exp.fast_exp`).
+Rows are spread over threads (``prange``) in chunks, each chunk with its own scratch.
+
+- :func:`tree_kernel`: the root's kernel matrix k(X, Z); :func:`tree_kernels_all`: every node's;
+- :func:`tree_predict`: F = k(X, Z) @ alpha without storing k (alpha: m' x outputs);
+- :func:`tree_gradient`: g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta with W = R A^T formed row by row (R: m x
+  outputs, A: m' x outputs), by Lemma 4.1 from the root down, without storing any m x m' matrix; or, given the
+  targets, the least-squares risk and its gradient in that same single pass;
+- :func:`propose_path`: the annealing step on stored blocks (one weight changed: one factor per node on the path).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from tkbench.kernels._fast_exp import fast_exp
+
+CHUNK = 16  # rows per scratch allocation
+
+
+@njit(cache=True, fastmath=True)
+def _row_kernels(xu, Zt, kind, start, stop, items, woff, wsq, Krow):
+    """Krow[n, v] = k_n(x_u, z_v) for every node n (post-order: children are ready before their parent)."""
+    mp = Zt.shape[1]
+    for n in range(kind.shape[0]):
+        row = Krow[n]
+        for v in range(mp):
+            row[v] = 0.0
+        if kind[n] == 1:  # Eq. (4): exp(-sum_j v_j^2 (x_j - z_j)^2)
+            for t in range(start[n], stop[n]):
+                a = wsq[woff[n] + t - start[n]]
+                xj = xu[items[t]]
+                zj = Zt[items[t]]
+                for v in range(mp):
+                    d = xj - zj[v]
+                    row[v] += a * d * d
+            for v in range(mp):
+                row[v] = fast_exp(-row[v])
+        else:  # Eq. (7), gamma = 1: exp(-2 sum_i w_i^2 (1 - k_i))
+            for t in range(start[n], stop[n]):
+                a = wsq[woff[n] + t - start[n]]
+                kc = Krow[items[t]]
+                for v in range(mp):
+                    row[v] += a * (1.0 - kc[v])
+            for v in range(mp):
+                row[v] = fast_exp(-2.0 * row[v])
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def tree_kernel(X, Zt, kind, start, stop, items, woff, wsq, out):
+    """out[u, v] = k(x_u, z_v) at the root (out: m x m')."""
+    m, mp, nn = X.shape[0], Zt.shape[1], kind.shape[0]
+    n_chunks = (m + CHUNK - 1) // CHUNK
+    for ch in prange(n_chunks):
+        Krow = np.empty((nn, mp))
+        for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
+            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
+            out[u, :] = Krow[nn - 1]
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def tree_kernels_all(X, Zt, kind, start, stop, items, woff, wsq, out):
+    """out[n, u, v] = k_n(x_u, z_v) for every node n (out: nodes x m x m')."""
+    m, mp, nn = X.shape[0], Zt.shape[1], kind.shape[0]
+    n_chunks = (m + CHUNK - 1) // CHUNK
+    for ch in prange(n_chunks):
+        Krow = np.empty((nn, mp))
+        for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
+            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
+            for n in range(nn):
+                out[n, u, :] = Krow[n]
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def tree_predict(X, Zt, kind, start, stop, items, woff, wsq, alpha):
+    """F = k(X, Z) @ alpha (m x outputs), row by row."""
+    m, mp, nn, k = X.shape[0], Zt.shape[1], kind.shape[0], alpha.shape[1]
+    F = np.zeros((m, k))
+    At = np.ascontiguousarray(alpha.T)
+    n_chunks = (m + CHUNK - 1) // CHUNK
+    for ch in prange(n_chunks):
+        Krow = np.empty((nn, mp))
+        for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
+            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
+            top = Krow[nn - 1]
+            for c in range(k):
+                a = At[c]
+                s = 0.0
+                for v in range(mp):
+                    s += top[v] * a[v]
+                F[u, c] = s
+    return F
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, fit):
+    """g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta, W = R A^T, by Lemma 4.1: B_root = W; a node n with kernel K_n
+    passes B_c = 2 w_i^2 B_n K_n to child i and gets dk/dw_i = -4 w_i (1 - K_c) K_n per unit of B_n; a leaf
+    gets dk/dv_j = -2 v_j (x_j - z_j)^2 K_leaf per unit of B_leaf.
+
+    ``fit``: R holds the targets Y instead, and row u's residual r_u = Y_u - k(x_u, Z) A is formed from the row
+    just computed, scaled by -2 / (m outputs): g is then the gradient of the mean squared residual, in the same
+    single pass (the residual of a row needs only that row). Returns (g, sum of squared residuals or 0)."""
+    m, mp, nn, k = X.shape[0], Zt.shape[1], kind.shape[0], R.shape[1]
+    nw = w.shape[0]
+    wsq = w * w
+    At = np.ascontiguousarray(A.T)
+    n_chunks = (m + CHUNK - 1) // CHUNK
+    G = np.zeros((n_chunks, nw))
+    sse = np.zeros(n_chunks)
+    scale = -2.0 / (m * k)
+    for ch in prange(n_chunks):
+        Krow = np.empty((nn, mp))
+        B = np.empty((nn, mp))
+        r = np.empty(k)
+        g = G[ch]
+        for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
+            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
+            top = Krow[nn - 1]
+            for c in range(k):
+                if fit:
+                    a = At[c]
+                    f = 0.0
+                    for v in range(mp):
+                        f += top[v] * a[v]
+                    res = R[u, c] - f
+                    sse[ch] += res * res
+                    r[c] = scale * res
+                else:
+                    r[c] = R[u, c]
+            root = B[nn - 1]
+            for v in range(mp):
+                root[v] = 0.0
+            for c in range(k):
+                rc = r[c]
+                a = At[c]
+                for v in range(mp):
+                    root[v] += rc * a[v]
+            for n in range(nn - 1, -1, -1):  # parents before children
+                Kn = Krow[n]
+                Bn = B[n]
+                if kind[n] == 1:
+                    for t in range(start[n], stop[n]):
+                        j = items[t]
+                        xj = X[u, j]
+                        zj = Zt[j]
+                        s = 0.0
+                        for v in range(mp):
+                            d = xj - zj[v]
+                            s += Bn[v] * Kn[v] * d * d
+                        i = woff[n] + t - start[n]
+                        g[i] += -2.0 * w[i] * s
+                else:
+                    for t in range(start[n], stop[n]):
+                        c = items[t]
+                        i = woff[n] + t - start[n]
+                        Kc = Krow[c]
+                        Bc = B[c]
+                        factor = 2.0 * wsq[i]
+                        s = 0.0
+                        for v in range(mp):
+                            common = Bn[v] * Kn[v]
+                            s += common * (1.0 - Kc[v])
+                            Bc[v] = common * factor
+                        g[i] += -4.0 * w[i] * s
+    out = np.zeros(nw)
+    for ch in range(n_chunks):
+        out += G[ch]
+    return out, sse.sum()
 
 
 @njit(parallel=True, cache=True, fastmath=True)
@@ -22,28 +188,37 @@ def propose_path(K, active, path, wsq, is_leaf, change, xcol, zcol, child, alpha
     m, mp = K.shape[2], K.shape[3]
     n_out = alpha.shape[1]
     depth = path.shape[0]
+    At = np.ascontiguousarray(alpha.T)
     f = np.zeros((m, n_out))
     n0 = path[0]
     a0 = active[n0]
     ac = active[child] if child >= 0 else 0
     for u in prange(m):
-        acc = np.zeros(n_out)
-        for v in range(mp):
-            k_old = K[a0, n0, u, v]
-            if is_leaf:
-                d = xcol[u] - zcol[v]
-                k = k_old * np.exp(-change * d * d)
-            else:
-                k = k_old * np.exp(-2.0 * change * (1.0 - K[ac, child, u, v]))
-            K[1 - a0, n0, u, v] = k
-            for level in range(1, depth):
-                p = path[level]
-                ap = active[p]
-                parent_old = K[ap, p, u, v]
-                k = parent_old * np.exp(-2.0 * wsq[level] * (k_old - k))
-                k_old = parent_old
-                K[1 - ap, p, u, v] = k
-            for c in range(n_out):
-                acc[c] += k * alpha[v, c]
-        f[u, :] = acc
+        old = K[a0, n0, u]
+        new = K[1 - a0, n0, u]
+        if is_leaf:
+            xu = xcol[u]
+            for v in range(mp):
+                d = xu - zcol[v]
+                new[v] = old[v] * fast_exp(-change * d * d)
+        else:
+            kc = K[ac, child, u]
+            for v in range(mp):
+                new[v] = old[v] * fast_exp(-2.0 * change * (1.0 - kc[v]))
+        for level in range(1, depth):
+            p = path[level]
+            ap = active[p]
+            parent_old = K[ap, p, u]
+            parent_new = K[1 - ap, p, u]
+            a = 2.0 * wsq[level]
+            for v in range(mp):
+                parent_new[v] = parent_old[v] * fast_exp(-a * (old[v] - new[v]))
+            old = parent_old
+            new = parent_new
+        for c in range(n_out):
+            ac_ = At[c]
+            s = 0.0
+            for v in range(mp):
+                s += new[v] * ac_[v]
+            f[u, c] = s
     return f

@@ -74,6 +74,13 @@ class Architecture:
         _walk(self.root, out)
         return out
 
+    @property
+    def flat(self) -> FlatTree:
+        """The tree as arrays for the compiled loops (post-order, root last)."""
+        if not hasattr(self, "_flat"):
+            self._flat = _flatten(self.root)
+        return self._flat
+
     def describe(self) -> Any:
         """The architecture as nested lists of feature indices (shorthands resolved)."""
         return _describe(self.root)
@@ -135,6 +142,42 @@ def _describe(node: Node) -> Any:
     return list(node.features) if node.is_leaf else [_describe(c) for c in node.children]
 
 
+@dataclass(frozen=True)
+class FlatTree:
+    """A tree in post-order as the compiled loops read it (:mod:`tkbench.kernels._hierarchical_numba`)."""
+
+    nodes: list[Node]  # post-order: children before parents, the root last
+    kind: np.ndarray  # 1 leaf, 0 inner node
+    start: np.ndarray
+    stop: np.ndarray
+    items: np.ndarray  # a leaf's feature indices / an inner node's child node indices
+    woff: np.ndarray  # offset of the node's weights
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return self.kind, self.start, self.stop, self.items, self.woff
+
+
+def _flatten(root: Node) -> FlatTree:
+    order: list[Node] = []
+
+    def post(node: Node) -> None:
+        for child in node.children:
+            post(child)
+        order.append(node)
+
+    post(root)
+    index = {id(n): i for i, n in enumerate(order)}
+    kind, start, stop, items, woff = [], [], [], [], []
+    for n in order:
+        kind.append(1 if n.is_leaf else 0)
+        start.append(len(items))
+        items.extend(n.features if n.is_leaf else [index[id(c)] for c in n.children])
+        stop.append(len(items))
+        woff.append(n.offset)
+    as_int = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+    return FlatTree(order, as_int(kind), as_int(start), as_int(stop), as_int(items), as_int(woff))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # kernel matrices and their weight derivatives
 
@@ -165,13 +208,69 @@ def node_kernel(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray) -
     return np.exp(-2.0 * S)
 
 
-def kernel(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
-    """The hierarchical Gaussian kernel matrix k(X, Z) of ``arch`` with ``weights`` (Z None: Z = X)."""
+def _checked(arch: Architecture, weights: np.ndarray) -> np.ndarray:
     weights = np.asarray(weights, float)
     if weights.shape != (arch.n_weights,):
         raise ArchitectureError(f"weights: expected {arch.n_weights} values for this architecture, got "
                                 f"{weights.shape}")
-    return node_kernel(arch.root, weights, np.asarray(X, float), np.asarray(X if Z is None else Z, float))
+    return weights
+
+
+def kernel(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:
+    """The hierarchical Gaussian kernel matrix k(X, Z) of ``arch`` with ``weights`` (Z None: Z = X), compiled
+    (:func:`tkbench.kernels._hierarchical_numba.tree_kernel`; :func:`node_kernel` is the NumPy reference)."""
+    from tkbench.kernels._hierarchical_numba import tree_kernel
+
+    weights = _checked(arch, weights)
+    X = np.ascontiguousarray(X, float)
+    Z = X if Z is None else np.ascontiguousarray(Z, float)
+    out = np.empty((len(X), len(Z)))
+    tree_kernel(X, np.ascontiguousarray(Z.T), *arch.flat.arrays(), weights ** 2, out)
+    return out
+
+
+def kernel_predict(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray,
+                   alpha: np.ndarray) -> np.ndarray:
+    """k(X, Z) @ alpha without storing k(X, Z): memory O(m x outputs), one compiled pass (alpha: a vector or
+    m' x outputs)."""
+    from tkbench.kernels._hierarchical_numba import tree_predict
+
+    weights = _checked(arch, weights)
+    alpha = np.asarray(alpha, float)
+    A = np.ascontiguousarray(alpha.reshape(len(alpha), -1))
+    F = tree_predict(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
+                     *arch.flat.arrays(), weights ** 2, A)
+    return F[:, 0] if alpha.ndim == 1 else F
+
+
+def factored_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, R: np.ndarray,
+                      A: np.ndarray) -> np.ndarray:
+    """g_theta = sum_{u,v} (R A^T)_uv dk(x_u, z_v)/dtheta for every weight (Lemma 4.1), compiled, without any
+    m x m' matrix: for a least-squares risk R is the residual and A the coefficients (vectors or m x outputs)."""
+    from tkbench.kernels._hierarchical_numba import tree_gradient
+
+    weights = _checked(arch, weights)
+    R = np.asarray(R, float)
+    A = np.asarray(A, float)
+    g, _ = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
+                         *arch.flat.arrays(), weights, np.ascontiguousarray(R.reshape(len(R), -1)),
+                         np.ascontiguousarray(A.reshape(len(A), -1)), False)
+    return g
+
+
+def risk_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, Y: np.ndarray,
+                      A: np.ndarray) -> tuple[float, np.ndarray]:
+    """The least-squares risk mean((Y - k(X, Z) A)^2) (over points and outputs) and its gradient in the weights,
+    in one compiled pass over the block (Lemma 4.1; no m x m' matrix stored)."""
+    from tkbench.kernels._hierarchical_numba import tree_gradient
+
+    weights = _checked(arch, weights)
+    Y = np.asarray(Y, float)
+    A = np.asarray(A, float)
+    Ym = np.ascontiguousarray(Y.reshape(len(Y), -1))
+    g, sse = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
+                           *arch.flat.arrays(), weights, Ym, np.ascontiguousarray(A.reshape(len(A), -1)), True)
+    return float(sse / Ym.size), g
 
 
 def kernel_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray,
@@ -229,7 +328,7 @@ class BlockState:
         self.X = np.ascontiguousarray(X, float)
         self.Z = np.ascontiguousarray(Z, float)
         self.weights = np.array(weights, float)
-        self.nodes = arch.nodes()
+        self.nodes = arch.flat.nodes  # post-order: the root is the last node
         self.index = {id(node): i for i, node in enumerate(self.nodes)}
         self.owner: dict[int, tuple[Node, int]] = {}
         self.parent: dict[int, tuple[Node, int]] = {}
@@ -244,25 +343,18 @@ class BlockState:
         self.refresh()
 
     def refresh(self) -> None:
-        self.active[:] = 0
-        self._fill(self.arch.root)
-        self._pending = None
+        """Every node's block from scratch (one compiled pass) into buffer 0."""
+        from tkbench.kernels._hierarchical_numba import tree_kernels_all
 
-    def _fill(self, node: Node) -> np.ndarray:
-        n = self.index[id(node)]
-        w = self.weights[node.offset:node.offset + node.size]
-        if node.is_leaf:
-            np.exp(-leaf_exponent(self.X, self.Z, node.features, w), out=self.K[0, n])
-        else:
-            S = np.zeros((len(self.X), len(self.Z)))
-            for i, child in enumerate(node.children):
-                S += w[i] ** 2 * (1.0 - self._fill(child))
-            np.exp(-2.0 * S, out=self.K[0, n])
-        return self.K[0, n]
+        self.active[:] = 0
+        tree_kernels_all(self.X, np.ascontiguousarray(self.Z.T), *self.arch.flat.arrays(), self.weights ** 2,
+                         self.K[0])
+        self._pending = None
 
     @property
     def kernel(self) -> np.ndarray:
-        return self.K[self.active[0], 0]  # the root is node 0
+        root = len(self.nodes) - 1
+        return self.K[self.active[root], root]
 
     def _run(self, index: int, value: float, alpha: np.ndarray) -> np.ndarray:
         from tkbench.kernels._hierarchical_numba import propose_path
@@ -298,7 +390,8 @@ class BlockState:
     def propose(self, index: int, value: float) -> np.ndarray:
         """The top kernel with weight ``index`` set to ``value`` (the state is unchanged until :meth:`commit`)."""
         self._run(index, value, np.zeros((len(self.Z), 1)))
-        return self.K[1 - self.active[0], 0]
+        root = len(self.nodes) - 1
+        return self.K[1 - self.active[root], root]
 
     def commit(self) -> None:
         """Keep the last proposal."""

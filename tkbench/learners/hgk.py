@@ -4,8 +4,9 @@ Both learn the weights of a hierarchical Gaussian kernel (:mod:`tkbench.kernels.
 parameter) by Algorithm 1 (:mod:`tkbench.solvers.annealing`) and then, as in section 5, retrain the least-squares
 SVM with the chosen weights on the whole training part; decision values are clipped to [-1, 1].
 
-- ``HGKRegressor``: targets are expected in [-1, 1] (the paper scales labels so; the config's ``target_scaler``
-  or the caller does it); predictions are clipped to [-1, 1].
+- ``HGKRegressor``: targets are expected in [-1, 1] (the paper scales labels so; in a config the family's
+  target scaler ``minmax_pm1`` does it on the training targets, in Python the caller); predictions are clipped
+  to [-1, 1].
 - ``HGKClassifier``: labels -> +-1; more than two classes: one-vs-all, the class of the largest clipped decision
   value. ``multiclass="shared"`` (default) learns *one* kernel for the k one-vs-all problems: Algorithm 1 runs once,
   its risks the mean over points and the k problems, the SVM solves all k right-hand sides with one factorisation.
@@ -24,7 +25,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from tkbench.kernels.hierarchical import Architecture, kernel
+from tkbench.kernels.hierarchical import Architecture, kernel, kernel_predict
+from tkbench.kernels.warmup import hierarchical_warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.annealing import ls_svm_coefficients, optimise_weights
@@ -81,7 +83,8 @@ class _HGKBase(BaseEstimator):
         X = validate_data(self, X, reset=False)
         arch = Architecture(self.architecture, self.n_features_in_)
         per_kernel = np.split(self.alpha_, len(self.weights_), axis=1)  # the columns each kernel serves
-        out = np.hstack([kernel(arch, w, X, self.X_fit_) @ a for w, a in zip(self.weights_, per_kernel, strict=True)])
+        out = np.hstack([kernel_predict(arch, w, X, self.X_fit_, a)  # k(X, X_fit) is never stored
+                         for w, a in zip(self.weights_, per_kernel, strict=True)])
         return np.clip(out, -1.0, 1.0)
 
     def diagnostics(self) -> dict:
@@ -129,8 +132,9 @@ register(Family(
     default_grid={"architecture": ["inhomogeneous", "depth2:4", "depth2:6", "depth2:8", "depth2:10", "depth2:12",
                                    "depth2:16"]},
     scaler="minmax_pm1",
-    target_scaler="none",
+    target_scaler="minmax_pm1",
     diagnostics=lambda model: model.diagnostics(),
+    warmup=hierarchical_warmup,
     reference="Steinwart, Thomann & Schmid 2016 (paper 002), Algorithm 1",
 ))
 

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from tkbench.kernels.hierarchical import Architecture, BlockState, kernel, kernel_and_weighted_gradient
+from tkbench.kernels.hierarchical import Architecture, BlockState, kernel, kernel_predict, risk_and_gradient
 
 SPLIT = (4.0 / 9.0, 2.0 / 9.0)  # D1, D2 (D3 the rest): 44.44 / 22.22 / 33.33 %
 REFRESH_EVERY = 2000  # accepted annealing steps between from-scratch recomputations of the kernel block
@@ -104,13 +104,9 @@ def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: n
     """R_{L,D2} and its gradient in W: dR/dtheta = -(2/m2) (y2 - f)^T (dK/dtheta) alpha (Lemma 4.1 for dK),
     contracted without storing dK/dtheta per weight (memory O(depth x m2 x m1)). With k outputs (y2: m2 x k,
     alpha: m1 x k; one-vs-all problems sharing the kernel) R is the mean over points and outputs and the
-    contraction weight is -(2 / (m2 k)) (Y2 - F) alpha^T."""
-    K = kernel(arch, weights, X2, X1)
-    residual = y2 - K @ alpha
-    R = residual.reshape(len(y2), -1)
-    W = (R @ np.asarray(alpha, float).reshape(len(alpha), -1).T) * (-2.0 / R.size)
-    _, grad = kernel_and_weighted_gradient(arch, weights, X2, X1, W)  # (recomputes K: a 2nd pass, not stored)
-    return float(np.mean(residual ** 2)), grad
+    contraction weight is -(2 / (m2 k)) (Y2 - F) alpha^T. One compiled pass over the block (a row's residual
+    needs only that row), no m2 x m1 matrix stored."""
+    return risk_and_gradient(arch, weights, X2, X1, y2, alpha)
 
 
 @dataclass
@@ -135,7 +131,7 @@ def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2
         eta = eta0
         for _ in range(max_backtracks):
             trial = w - eta * grad
-            trial_risk = float(np.mean((y2 - kernel(arch, trial, X2, X1) @ alpha) ** 2))
+            trial_risk = float(np.mean((y2 - kernel_predict(arch, trial, X2, X1, alpha)) ** 2))
             if trial_risk <= risk - c * eta * g2:
                 break
             eta *= shrink
@@ -190,7 +186,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                             [{"round": 0, "step": "none", "note": f"{n} rows: too few for the D1/D2/D3 split"}])
 
     def d3_risk(wts: np.ndarray, X1: np.ndarray, alpha: np.ndarray) -> float:
-        return float(np.mean((y3 - kernel(arch, wts, X3, X1) @ alpha) ** 2))
+        return float(np.mean((y3 - kernel_predict(arch, wts, X3, X1, alpha)) ** 2))
 
     history: list[dict[str, Any]] = []
     best_w, best_risk, best_lam, initial = None, math.inf, None, None

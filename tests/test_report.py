@@ -306,3 +306,35 @@ def test_train_test_table_in_error_percent(tmp_path):
                                                "15.50"]
     assert train_test_table(summary.drop(columns=["train_accuracy_mean"]), None, {"datasets": {}, "methods": {}}) \
         is None
+
+
+def test_ls_error_metric_tables_every_task_lower_is_better(tmp_path):
+    """metric: ls_error reports the least-squares error (paper 002 Table 1) for classification and regression
+    alike, lower is better, beside a bare [mean, std] reference."""
+    (tmp_path / "ls.yaml").write_text(yaml.safe_dump({"source": "p", "table": "T1", "metric": "least_squares",
+                                                      "results": {"liver": {"krr": [0.50, 0.02]},
+                                                                  "airfoil": {"krr": [0.02, 0.001]}}}))
+    cfg = {"name": "lsfix", "reference": "ls.yaml", "metric": "ls_error", "protocol": {"splits": 2, "seed": 1},
+           "datasets": ["liver", "airfoil"], "methods": [{"name": "krr", "family": "krr_rbf"},
+                                                         {"name": "rf", "family": "random_forest", "grid": {}}]}
+    path = tmp_path / "lsfix.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "results"
+    store = ResultStore(out)
+    store.save_config(path.read_text())
+    (out / "meta.json").write_text(json.dumps({"config_source": "../lsfix.yaml"}))
+    values = {("liver", "krr"): [0.48, 0.50], ("liver", "rf"): [0.60, 0.62],
+              ("airfoil", "krr"): [0.030, 0.032], ("airfoil", "rf"): [0.010, 0.012]}
+    for spec in make_plan(load_config(path)):
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": spec.task, "status": "ok", "error": None, "fit_seconds": 1.0, "cv_seconds": 1.0,
+                         "predict_seconds": 0.1, "accuracy": 50.0, "mse": 9.0,
+                         "ls_error": values[(spec.label, spec.method)][spec.split]})
+    s = summarize(load_results(out)).set_index(["dataset", "method"])
+    assert set(s["metric"]) == {"ls_error"}
+    assert s.loc[("liver", "krr"), "metric_mean"] == pytest.approx(0.49) and s.loc[("liver", "krr"), "best"]
+    assert s.loc[("airfoil", "rf"), "best"] and not s.loc[("airfoil", "krr"), "best"]
+    text = build_report(out, ["md"])[0].read_text()
+    assert "Test least-squares error (labels scaled to [-1, 1], decisions clipped) (lower is better)" in text
+    assert "| liver | krr | **0.49000 ± 0.01414** | 0.50000 ± 0.02000 | -0.01000 | within 1 std |" in text
+    assert "| airfoil | krr | 0.03100 ± 0.00141 | 0.02000 ± 0.00100 | +0.01100 | worse |" in text

@@ -214,6 +214,10 @@ class Experiment(_Strict):
     kind: Literal["accuracy", "scaling", "convergence", "surface", "density", "landscape"] = "accuracy"
     reference: str | None = Field(None, description="paper reference YAML, relative to the config or configs/")
     protocol: Protocol = Field(default_factory=Protocol)
+    metric: Literal["default", "ls_error"] = Field(
+        "default", description="the metric of the tables: 'default' (accuracy; MSE for regression) or 'ls_error' "
+        "(the least-squares error of the clipped decision values on labels scaled to [-1, 1], every task: paper "
+        "002's Table 1)")
     datasets: list[DatasetEntry] = Field(min_length=1)
     methods: list[MethodEntry] = Field(min_length=1)
     scaling: Scaling | None = None

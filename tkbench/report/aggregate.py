@@ -22,7 +22,7 @@ from tkbench.errors import TkbenchError
 
 STATUSES = ("ok", "failed", "timeout", "crashed")
 HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "mse": False, "mae": False, "r2": True,
-                    "rmse_pm1": False}
+                    "rmse_pm1": False, "ls_error": False}
 EXTRA_METRICS = ("rmse_pm1", "train_accuracy")  # reported in tables of their own when the rows have them
 
 
@@ -79,7 +79,7 @@ def summarize(res: Results) -> pd.DataFrame:
                 cell = res.rows[(res.rows["dataset"] == ds.label) & (res.rows["method"] == m.name)]
             ok = cell[cell["status"] == "ok"] if not cell.empty else cell
             task = planned["task"].iloc[0] if len(planned) else None
-            metric = "accuracy" if task == "classification" else "mse"
+            metric = ("accuracy" if task == "classification" else "mse") if exp.metric == "default" else exp.metric
             line: dict[str, Any] = {"dataset": ds.label, "method": m.name, "task": task, "metric": metric,
                                     "planned": len(planned), "n_ok": len(ok)}
             for status in STATUSES[1:]:

@@ -20,7 +20,7 @@ from scipy.stats import wilcoxon
 
 from tkbench.report.tables import Cell, TableModel
 
-LOWER_IS_BETTER = {"mse", "rmse_pm1"}
+LOWER_IS_BETTER = {"mse", "rmse_pm1", "ls_error"}
 LEVEL = 0.05
 
 

@@ -14,7 +14,9 @@ import pandas as pd
 
 from tkbench.report.reference import Reference
 
-METRIC_TITLES = {"accuracy": "Test-set accuracy (%)", "mse": "Test MSE"}
+METRIC_TITLES = {"accuracy": "Test-set accuracy (%)", "mse": "Test MSE",
+                 "ls_error": "Test least-squares error (labels scaled to [-1, 1], decisions clipped)"}
+LOWER_IS_BETTER = ("mse", "ls_error")
 
 
 @dataclass
@@ -69,9 +71,9 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                   digits: dict[str, int] | None = None, no_data: list[str] | None = None) -> list[TableModel]:
     """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset; the
     paper's rows for the reference datasets in ``no_data`` follow, marked "no data"."""
-    digits = digits or {"accuracy": 2, "mse": 3}
+    digits = {"accuracy": 2, "mse": 3, "ls_error": 5, **(digits or {})}
     tables = []
-    for metric in ("accuracy", "mse"):
+    for metric in ("accuracy", "mse", "ls_error"):
         part = summary[summary["metric"] == metric]
         if part.empty:
             continue
@@ -125,7 +127,7 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                              Cell("-"), Cell("-"), Cell("-"),
                              Cell(fmt_time(*paper.time) if paper.time else "-"), Cell("-"), Cell("0/0"),
                              Cell("no data")])
-        title = heading + (" (lower is better)" if metric == "mse" or as_error else "")
+        title = heading + (" (lower is better)" if metric in LOWER_IS_BETTER or as_error else "")
         notes = [f"Fit time below the paper's on {faster} of {timed} rows ({faster_matching} of them with a "
                  "metric within the paper's std or better); different machines: see the paper's hardware."] \
             if timed else []

@@ -113,6 +113,12 @@ def test_hgk_estimators_fit_predict_and_check_estimator():
     separate = HGKClassifier(multiclass="separate", **quick).fit(X, labels)
     assert separate.weights_.shape[0] == 3 and separate.alpha_.shape == (90, 3)
     assert np.mean(separate.predict(X) == labels) > 0.8
+    picked = HGKRegressor(candidates=["inhomogeneous", [[0, 1], [1, 2]]], **quick).fit(X, Y)
+    risks = [c["d3_risk"] for c in picked.selection_]
+    assert len(risks) == 2 and picked.architecture_spec_ == ["inhomogeneous", [[0, 1], [1, 2]]][int(np.argmin(risks))]
+    alone = HGKRegressor(architecture=picked.architecture_spec_, **quick).fit(X, Y)  # same split, same run
+    assert np.allclose(alone.weights_, picked.weights_) and alone.d3_risk_[0] == pytest.approx(min(risks))
+    assert np.allclose(alone.predict(X), picked.predict(X))
     with pytest.raises(ValueError, match="multiclass"):
         HGKClassifier(multiclass="ovo", **quick).fit(X, labels)
     for est in (HGKRegressor(**quick), HGKClassifier(**quick)):

@@ -177,6 +177,27 @@ def test_fewer_splits_for_a_method_on_named_datasets_only(write_config):
             load_config(write_config(bad, "bad.yaml"))
 
 
+def test_a_method_on_named_datasets_only(write_config):
+    import pandas as pd
+
+    from tkbench.bench.plan import make_plan
+    from tkbench.report.aggregate import Results
+    from tkbench.report.build import _notes
+
+    cfg = tiny_config()
+    cfg["datasets"][1] = {"name": "waveform", "options": {"n_samples": 150}}
+    cfg["methods"][1]["datasets"] = ["waveform"]
+    exp = load_config(write_config(cfg))
+    cells = {(s.label, s.method) for s in make_plan(exp)}
+    assert cells == {("liver", "svm"), ("waveform", "svm"), ("waveform", "rf")}
+    res = Results(root=Path("."), experiment=exp, rows=pd.DataFrame(), planned=pd.DataFrame(), stale=0)
+    assert "rf: run on waveform only" in _notes(res, None)
+    bad = tiny_config()
+    bad["methods"][1]["datasets"] = ["pima"]
+    with pytest.raises(ConfigError, match=r"methods\[1\]\.datasets.*pima"):
+        load_config(write_config(bad, "bad.yaml"))
+
+
 def test_max_train_caps_the_training_part_and_keeps_the_test_part(write_config, tmp_path):
     from tkbench.bench.runner import run_experiment
     from tkbench.bench.store import ResultStore

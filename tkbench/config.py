@@ -127,6 +127,8 @@ class MethodEntry(_Strict):
     grid: dict[str, list[Any]] | None = Field(None, description="CV grid; omitted: the family default; {}: no CV")
     per_dataset_grid: dict[str, dict[str, list[Any]]] = Field(
         default_factory=dict, description="a CV grid that replaces 'grid' on the named datasets (by label)")
+    datasets: list[str] | None = Field(
+        None, min_length=1, description="run this method on these datasets only (labels); none: on all of them")
     splits: int | dict[str, int] | None = Field(
         None, description="run only the first k of the protocol's splits for this method (an expensive method; the "
         "report says so), or {dataset label: k} for the named datasets only")
@@ -144,6 +146,10 @@ class MethodEntry(_Strict):
     @classmethod
     def _name(cls, v: str) -> str:
         return _check_name(v)
+
+    def runs_on(self, label: str) -> bool:
+        """Whether the method runs on the dataset labelled ``label`` (its ``datasets`` list, if any)."""
+        return self.datasets is None or label in self.datasets
 
     def splits_on(self, label: str) -> int | None:
         """The method's own limit on the number of splits for dataset ``label`` (None: no limit of its own)."""
@@ -475,6 +481,10 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             problems.append((f"{where}.grid.{fam.path_param}", fam.path_param,
                              "no path parameter in the grid with protocol.cv_score 'ls_error' (it scores decision "
                              "values, the path gives labels only): fix it in params, or grid: {}"))
+        for label in m.datasets or []:
+            if label not in labels:
+                problems.append((f"{where}.datasets", label,
+                                 f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
         caps = m.max_train if isinstance(m.max_train, dict) else {}
         for label, cap in caps.items():
             if label not in labels:

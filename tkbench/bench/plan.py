@@ -100,7 +100,7 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
         task = task_of(ds.name, ds.options)
         fp = dataset_fingerprint(ds.name, ds.options)
         for m in exp.methods:
-            if not _matches(ds.label, m.name, only):
+            if not _matches(ds.label, m.name, only) or not m.runs_on(ds.label):
                 continue
             if exp.kind == "density":
                 specs.extend(_density_specs(exp, ds, m, task, fp, n_splits))

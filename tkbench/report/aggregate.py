@@ -72,6 +72,8 @@ def summarize(res: Results) -> pd.DataFrame:
     extras = [c for c in EXTRA_METRICS if c in res.rows and res.rows[c].notna().any()]
     for ds in exp.datasets:
         for m in exp.methods:
+            if not m.runs_on(ds.label):
+                continue
             planned = res.planned[(res.planned["dataset"] == ds.label) & (res.planned["method"] == m.name)]
             if res.rows.empty:
                 cell = res.rows

@@ -86,6 +86,8 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
         if bits:
             notes.append(f"{ds.label}: " + "; ".join(bits))
     for m in exp.methods:
+        if m.datasets is not None:
+            notes.append(f"{m.name}: run on {', '.join(m.datasets)} only")
         if m.max_train is not None:
             caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
             notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())

@@ -6,7 +6,7 @@ the node's weights in the flat weight vector (item i of node n has weight ``woff
 
 Every loop works row by row: for one point x_u, every node's kernel row k_n(x_u, Z) is built in a scratch array
 of nodes x m' (a few hundred KB, cache resident), children first; the innermost loops run over the columns v
-with no branch, so that LLVM vectorises them, exponentials included (:func:`tkbench.kernels._fast_exp.fast_exp`).
+with no branch, so that LLVM vectorises them, exponentials included (:func:`fast_exp` below).
 Rows are spread over threads (``prange``) in chunks, each chunk with its own scratch.
 
 - :func:`tree_kernel`: the root's kernel matrix k(X, Z); :func:`tree_kernels_all`: every node's;
@@ -19,11 +19,82 @@ Rows are spread over threads (``prange``) in chunks, each chunk with its own scr
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
-
-from tkbench.kernels._fast_exp import fast_exp
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 CHUNK = 16  # rows per scratch allocation
+
+# ---------------------------------------------------------------------------------------------------------------
+# exp(x) for compiled loops that LLVM can vectorise (numba has no vector math library here: without Intel's SVML,
+# ``math.exp`` in a loop is one libm call per element, and the hierarchical kernels' loops are bound by it). Kept in
+# this file: numba's on-disk cache of a function is invalidated by changes to that function's own file only, so a
+# callee in another file could leave stale machine code behind.
+#
+# Method (the classical one of Cody & Waite, as in most libm implementations): x = k ln 2 + r with k the nearest
+# integer to x / ln 2 and |r| <= ln(2) / 2, ln 2 split in a high part with trailing zero bits and a low part so that
+# k ln2_hi is exact; exp(r) by its Taylor polynomial of degree 13 (remainder below 0.35^14 / 14! < 2e-18
+# relative), evaluated by Estrin's scheme (a short dependency chain: 24 % faster than Horner's rule here, same
+# accuracy), and 2^k built in the exponent bits. k is rounded with the "add 1.5 * 2^52" trick and read back with a bit cast,
+# so the loop body has no branch and no float-to-int conversion (which AVX2 lacks for 64-bit integers).
+#
+# Range: within about two units in the last place for -708 <= x <= 709; below -708 it returns 0 (the true value is
+# below 3.3e-308, a subnormal: kernel values that small are 0 for every purpose here); above 709 it is not used
+# (the kernels' exponents are never positive). Tested against ``numpy.exp`` in tests/test_hierarchical_fast.py.
+
+
+@intrinsic
+def _float_bits(typingctx, x):
+    """The IEEE-754 bits of a float64 as an int64 (an LLVM bit cast: no instruction)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _bits_float(typingctx, x):
+    """The float64 whose IEEE-754 bits are the int64 ``x``."""
+    if x != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.int64), codegen
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.6931471803691238  # 0x3FE62E42FEE00000: 32 trailing zero bits, so k * _LN2_HI is exact for |k| < 2^20
+_LN2_LO = 1.9082149292705877e-10
+_SHIFT = 6755399441055744.0  # 1.5 * 2^52: adding it rounds to an integer held in the low mantissa bits
+_SHIFT_BITS = 0x4338000000000000
+_UNDERFLOW = -708.0
+_C3, _C4, _C5, _C6, _C7, _C8 = 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040, 1 / 40320  # 1 / i!
+_C9, _C10, _C11, _C12, _C13 = 1 / 362880, 1 / 3628800, 1 / 39916800, 1 / 479001600, 1 / 6227020800
+
+
+@njit(fastmath=False, cache=True)
+def fast_exp(x):
+    """exp(x), branch-free (see the module); 0 below -708."""
+    xc = max(x, _UNDERFLOW)
+    kd = xc * _LOG2E + _SHIFT
+    k = _float_bits(kd) - _SHIFT_BITS
+    kd = kd - _SHIFT
+    r = (xc - kd * _LN2_HI) - kd * _LN2_LO
+    # Taylor coefficients 1/i! by Estrin's scheme: a dependency chain of 5 multiply-adds instead of Horner's 13
+    r2 = r * r
+    r4 = r2 * r2
+    q0 = (1.0 + r) + (0.5 + _C3 * r) * r2
+    q1 = (_C4 + _C5 * r) + (_C6 + _C7 * r) * r2
+    q2 = (_C8 + _C9 * r) + (_C10 + _C11 * r) * r2
+    q3 = _C12 + _C13 * r
+    p = (q0 + q1 * r4) + (q2 + q3 * r4) * (r4 * r4)
+    scale = _bits_float((k + 1023) << 52)
+    return p * scale if x >= _UNDERFLOW else 0.0
 
 
 @njit(cache=True, fastmath=True)

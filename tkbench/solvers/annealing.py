@@ -120,8 +120,10 @@ class DescentResult:
 def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
                      alpha: np.ndarray, n_steps: int, *, eta0: float = 1.0, c: float = 1e-4,
                      shrink: float = 0.5, max_backtracks: int = 30, gtol: float = 1e-10) -> DescentResult:
-    """N3 steps W <- W - eta grad R_{L,D2}, eta by backtracking to the Armijo-Goldstein condition
-    R(W - eta g) <= R(W) - c eta ||g||^2; stops at a local minimum (no step decreases R, or ||g|| <= gtol)."""
+    """N3 steps W <- W - eta grad R_{L,D2}, eta by backtracking (from ``eta0``, halving) to the Armijo-Goldstein
+    condition R(W - eta g) <= R(W) - c eta ||g||^2; stops at a local minimum (no step decreases R, or
+    ||g|| <= gtol). Each trial point is evaluated with its gradient in the same compiled pass, so an accepted
+    trial needs no second pass (the first trial is accepted in almost every step: one pass per step)."""
     w = np.array(weights, float)
     risk, grad = risk_gradient(arch, w, X2, y2, X1, alpha)
     for step in range(n_steps):
@@ -131,14 +133,13 @@ def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2
         eta = eta0
         for _ in range(max_backtracks):
             trial = w - eta * grad
-            trial_risk = float(np.mean((y2 - kernel_predict(arch, trial, X2, X1, alpha)) ** 2))
+            trial_risk, trial_grad = risk_gradient(arch, trial, X2, y2, X1, alpha)
             if trial_risk <= risk - c * eta * g2:
                 break
             eta *= shrink
         else:
             return DescentResult(w, risk, step, True)
-        w = trial
-        risk, grad = risk_gradient(arch, w, X2, y2, X1, alpha)
+        w, risk, grad = trial, trial_risk, trial_grad
     return DescentResult(w, risk, n_steps, False)
 
 

@@ -26,6 +26,8 @@ coefficients: n_train x n_outputs), ``d3_risk_`` (per kernel).
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -70,12 +72,13 @@ class _HGKBase(BaseEstimator):
         for spec in candidates:
             arch = Architecture(spec, X.shape[1])
             rng = np.random.default_rng(self.random_state)  # the same D1 / D2 / D3 for every candidate
+            t0 = time.perf_counter()
             results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1), N2=int(self.N2),
                                         N3=int(self.N3), lambdas=tuple(self.lambdas), gammas=tuple(self.gammas),
                                         step_scale=float(self.step_scale), rng=rng) for t in problems]
             d3 = float(np.mean([r.d3_risk for r in results]))
             self.selection_.append({"architecture": spec if isinstance(spec, str) else arch.describe(),
-                                    "d3_risk": d3})
+                                    "d3_risk": d3, "seconds": time.perf_counter() - t0})
             if best is None or (not np.isnan(d3) and (np.isnan(best[0]) or d3 < best[0])):
                 best = (d3, spec, arch, results)
         _, spec, arch, results = best

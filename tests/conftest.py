@@ -44,4 +44,12 @@ def cap_every_svm_solve(monkeypatch):
     def apply(module):
         real = module.solve_dual
         monkeypatch.setattr(module, "solve_dual", lambda *a, **k: dataclasses.replace(real(*a, **k), capped=True))
+        if hasattr(module, "smo_dual"):  # the warm-started solver (Frank-Wolfe's default)
+            real_smo = module.smo_dual
+
+            def capped_smo(*a, **k):
+                sol, warm = real_smo(*a, **k)
+                return dataclasses.replace(sol, capped=True), warm
+
+            monkeypatch.setattr(module, "smo_dual", capped_smo)
     return apply

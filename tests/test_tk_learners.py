@@ -35,6 +35,16 @@ def test_decision_on_training_points_equals_the_trained_svm(basis):
     H = np.eye(len(X)) - 1.0 / len(X)
     svm = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(H @ K @ H, y)  # the solver sees the centred kernel
     np.testing.assert_allclose(clf.decision_function(X), svm.decision_function(H @ K @ H), atol=1e-6)
+    from tkbench.solvers.smo import smo_dual  # FW with our SMO: the SVM on its kernel
+
+    signed = np.where(y == clf.classes_[1], 1.0, -1.0)
+    sol, _ = smo_dual(H @ K @ H, signed, task="classification", C=10.0, tol=1e-8)
+    # LIBSVM caches kernel columns in single precision: its margin values are 1 +- 3e-6, our SMO's 1 to rounding
+    np.testing.assert_allclose(clf.decision_function(X), H @ K @ H @ sol.w + sol.intercept, atol=1e-5)
+    smo = TKClassifier(C=10.0, delta=0.2, basis=basis, tol=1e-3, svm_tol=1e-8, dual_solver="smo").fit(X, y)
+    Ks = H @ tk_kernel(X01, None, smo.P_, smo.a_, smo.b_, 1, basis) @ H
+    sol, _ = smo_dual(Ks, signed, task="classification", C=10.0, tol=1e-8)
+    np.testing.assert_allclose(smo.decision_function(X), Ks @ sol.w + sol.intercept, atol=1e-7)
     # ... the same classifier as an SVM on the raw kernel (up to LIBSVM's single-precision kernel cache)
     raw = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(K, y)
     np.testing.assert_allclose(clf.decision_function(X), raw.decision_function(K), atol=1e-3)
@@ -50,6 +60,12 @@ def test_regressor_matches_svr_on_its_kernel_and_learns():
     H = np.eye(len(X)) - 1.0 / len(X)
     svr = SVR(kernel="precomputed", C=100.0, epsilon=0.1, tol=1e-8).fit(H @ K @ H, y)
     np.testing.assert_allclose(reg.predict(X), svr.predict(H @ K @ H), atol=1e-5)
+    from tkbench.solvers.smo import smo_dual  # FW with our SMO: the SVR on its kernel, to rounding
+
+    smo = TKRegressor(C=100.0, epsilon=0.1, delta=0.1, tol=1e-3, svm_tol=1e-8, dual_solver="smo").fit(X, y)
+    Ks = H @ tk_kernel(smo._scale(X), None, smo.P_, smo.a_, smo.b_, 1, "x") @ H
+    sol, _ = smo_dual(Ks, y, task="regression", C=100.0, epsilon=0.1, tol=1e-8)
+    np.testing.assert_allclose(smo.predict(X), Ks @ sol.w + sol.intercept, rtol=1e-9)
     raw = SVR(kernel="precomputed", C=100.0, epsilon=0.1, tol=1e-8).fit(K, y)
     np.testing.assert_allclose(reg.predict(X), raw.predict(K), atol=1e-2)
     assert reg.score(ds.X[300:500], ds.y[300:500]) > 0.3
@@ -67,7 +83,7 @@ def test_classifier_learns_and_beats_chance():
 def test_centring_rescues_a_high_dimensional_degree_0_kernel():
     """Ionosphere, n = 34, d = 0: the raw TK kernel is a constant ~(1 + 2 delta)^34 plus an informative part 1e-11
     times smaller, lost in LIBSVM's float32 kernel cache (one class predicted). Centring is exact and fixes it;
-    normalising makes C meaningful."""
+    normalising makes C meaningful. Our SMO keeps the kernel in double precision and learns from the raw kernel."""
     ds = load_dataset("ionosphere")
     rng = np.random.default_rng(0)
     idx = rng.permutation(len(ds.y))
@@ -75,6 +91,8 @@ def test_centring_rescues_a_high_dimensional_degree_0_kernel():
     majority = max(np.mean(ds.y[te] == c) for c in np.unique(ds.y))
     raw = TKClassifier(C=10.0, degree=0, delta=1.0, center=False).fit(ds.X[tr], ds.y[tr])
     assert raw.score(ds.X[te], ds.y[te]) <= majority + 0.02
+    exact = TKClassifier(C=10.0, degree=0, delta=1.0, center=False, dual_solver="smo").fit(ds.X[tr], ds.y[tr])
+    assert exact.score(ds.X[te], ds.y[te]) > majority + 0.1
     clf = TKClassifier(C=10.0, degree=0, delta=1.0, normalize=True).fit(ds.X[tr], ds.y[tr])
     assert clf.score(ds.X[te], ds.y[te]) > majority + 0.1
 

@@ -101,7 +101,8 @@ class _TKBase(BaseEstimator):
 
         if self.solver == "fw":
             res = frank_wolfe(kernel, gradient, size, y, task=task, C=float(self.C), epsilon=epsilon, trace=trace,
-                              tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol)
+                              tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol,
+                              dual_solver=self.dual_solver)
         else:  # the SDP of paper 000 Opt. (24); the predictor is the SVM refitted on K(P*)
             basis_kernels = [(i, j, (_centred(H) if center else H) / scale)
                              for i, j, H in tk_basis_kernels(X01, a, b, d, basis)]
@@ -180,14 +181,17 @@ class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
 
     Parameters: ``C`` (SVM penalty), ``degree`` (d of the monomial basis), ``delta`` (box margin),
     ``basis`` ("x": monomials in x, q = C(d+n, d); "zx": in (z, x), Corollary 13), ``tol`` (relative duality gap),
-    ``max_iter``, ``svm_tol`` (LIBSVM tolerance; default min(1e-3, tol/10)), ``trace`` (trace of P, default 2q),
+    ``max_iter``, ``svm_tol`` (the SVM solver's tolerance, LIBSVM's rule; default min(1e-3, tol/10)),
+    ``dual_solver`` ("libsvm": LIBSVM from scratch for every solve, whose kernel cache is single precision;
+    "smo": our warm-started SMO in double precision, :mod:`tkbench.solvers.smo`), ``trace`` (trace of P, default 2q),
     ``solver`` ("fw": Frank-Wolfe; "sdp": one SDP, small m only), ``sdp_solver`` (clarabel, scs or mosek),
     ``center`` (solve with the centred kernel, exact; see the module docstring) and ``normalize`` (divide the kernel
     by its mean centred diagonal at P_0, i.e. rescale C).
     """
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
-                 solver="fw", sdp_solver="clarabel", center=True, normalize=False):
+                 solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm"):
+        self.dual_solver = dual_solver
         self.center = center
         self.normalize = normalize
         self.solver = solver
@@ -213,7 +217,8 @@ class TKRegressor(RegressorMixin, _TKBase):
     """Epsilon-SVR with a learned tessellated kernel (paper 003, Algorithm 2); ``epsilon`` as in paper 003 (0.1)."""
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
-                 trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False):
+                 trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm"):
+        self.dual_solver = dual_solver
         self.center = center
         self.normalize = normalize
         self.solver = solver

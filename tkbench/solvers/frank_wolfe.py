@@ -3,13 +3,18 @@
 The saddle problem (paper 003, Eq. (8)):  min_{P PSD, trace(P) = T}  max_{alpha}  kappa(alpha) - 1/2 w^T K(P) w,
 with w = y * alpha (classification) or w = beta (regression), is solved by Frank-Wolfe on f(P) = OPT_A(P):
 
-- alpha-step: OPT_A(P_k), the SVM / SVR dual with kernel K(P_k) (LIBSVM, :mod:`tkbench.solvers.svm`);
+- alpha-step: OPT_A(P_k), the SVM / SVR dual with kernel K(P_k): by default LIBSVM (:mod:`tkbench.solvers.svm`)
+  from scratch on the formed matrix; ``dual_solver="smo"``: our SMO (:mod:`tkbench.solvers.smo`, LIBSVM's
+  algorithm and stopping rule, double precision), warm-started from the solution at the line search's start and
+  reading its kernels (1 - g) K_k + g K(S_k) from the two matrices without forming them (issue 21: not yet faster
+  than LIBSVM on Airfoil, so not the default);
 - P-step (Theorem 15): OPT_P(alpha_k) = min_P kappa - 1/2 <P, D(w_k)> is attained at S_k = T v v^T with v the
   eigenvector of the *largest* eigenvalue of D(w_k) (D(w) is PSD and enters with a minus sign; the paper's
   "minimum singular value" refers to -D/2), so OPT_P(alpha_k) = kappa - T lambda_max / 2;
 - step: gamma in [0, 1] minimising the convex phi(gamma) = OPT_A(P_k + gamma (S_k - P_k)). The kernel is linear in
   P, so K_gamma = (1 - gamma) K_k + gamma K(S_k) needs no new kernel evaluation; phi'(gamma) =
-  -1/2 w_gamma^T (K(S_k) - K_k) w_gamma (Danskin), and the root of phi' is found by safeguarded regula falsi;
+  -1/2 w_gamma^T (K(S_k) - K_k) w_gamma (Danskin), and the root of phi' is found by safeguarded regula falsi; the
+  accepted step updates K_k in place;
 - stop when the duality gap OPT_A(P_k) - OPT_P(alpha_k) (which equals the Frank-Wolfe gap) relative to |OPT_A(P_k)|
   falls below ``tol`` (1e-2 in the paper), or after ``max_iter`` iterations. A gap computed from an SVM solve that
   stopped at LIBSVM's iteration cap is not certified (its OPT_A is only a lower bound) and never ends the run.
@@ -25,7 +30,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tkbench.solvers.line_search import minimise_on_segment
+from tkbench.solvers.smo import smo_dual
 from tkbench.solvers.svm import DualSolution, solve_dual
+
+DUAL_SOLVERS = ("smo", "libsvm")
 
 
 @dataclass
@@ -67,6 +75,7 @@ def frank_wolfe(
     svm_tol: float | None = None,
     line_search_steps: int = 6,
     callback: Callable[[dict], None] | None = None,
+    dual_solver: str = "libsvm",
 ) -> FWResult:
     """Minimise OPT_A(P) over {P PSD, trace(P) = trace} (default trace = size, P_0 = I).
 
@@ -74,12 +83,21 @@ def frank_wolfe(
     """
     T = float(size if trace is None else trace)
     svm_tol = min(1e-3, tol / 10) if svm_tol is None else svm_tol
+    if dual_solver not in DUAL_SOLVERS:
+        raise ValueError(f"dual_solver {dual_solver!r}: expected one of {', '.join(DUAL_SOLVERS)}")
     solves = capped = 0
 
-    def solve(K: np.ndarray) -> DualSolution:
+    def solve(K: np.ndarray, KS: np.ndarray | None = None, g: float = 0.0,
+              start: DualSolution | None = None) -> DualSolution:
+        """OPT_A on (1 - g) K + g KS (KS None: K), warm-started from ``start`` with the SMO solver."""
         nonlocal solves, capped
         solves += 1
-        sol = solve_dual(K, y, task=task, C=C, epsilon=epsilon, tol=svm_tol)
+        if dual_solver == "smo":
+            sol, _ = smo_dual(K, y, task=task, C=C, epsilon=epsilon, tol=svm_tol, KS=KS, g=g,
+                              warm=None if start is None else start.state)
+        else:
+            formed = K if KS is None or g == 0.0 else KS if g == 1.0 else (1 - g) * K + g * KS
+            sol = solve_dual(formed, y, task=task, C=C, epsilon=epsilon, tol=svm_tol)
         capped += sol.capped
         return sol
 
@@ -117,7 +135,9 @@ def frank_wolfe(
         if gamma <= 0.0:
             break  # no progress possible at this SVM accuracy
         P = (1 - gamma) * P + gamma * S
-        K = (1 - gamma) * K + gamma * KS
+        K *= 1 - gamma  # in place (K(S_k) is not needed again): no third m x m matrix
+        KS *= gamma
+        K += KS
     return FWResult(P, sol, len(history) - 1, converged, history, solves, evals, capped)
 
 
@@ -132,13 +152,18 @@ def top_eigenpair(D: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def _line_search(K, KS, sol0: DualSolution, solve, steps: int) -> tuple[float, DualSolution]:
-    """argmin over [0, 1] of phi(g) = OPT_A((1 - g) K + g KS), with phi'(g) = -1/2 w_g^T (KS - K) w_g."""
-    diff = KS - K
+    """argmin over [0, 1] of phi(g) = OPT_A((1 - g) K + g KS), with phi'(g) = -1/2 w_g^T (KS - K) w_g; every
+    solve starts from sol0 (the solution at g = 0)."""
+
+    diff = KS - K  # (formed once: the difference of two quadratic forms would cancel)
+
+    def slope(w: np.ndarray) -> float:
+        return -0.5 * float(w @ diff @ w)
 
     def evaluate(g: float):
-        sol = solve(KS if g == 1.0 else (1 - g) * K + g * KS)
-        return sol.value, -0.5 * float(sol.w @ diff @ sol.w), sol
+        sol = solve(K, KS, g, sol0)
+        return sol.value, slope(sol.w), sol
 
-    slope0 = -0.5 * float(sol0.w @ diff @ sol0.w)
+    slope0 = slope(sol0.w)
     gamma, sol, _ = minimise_on_segment(evaluate, sol0.value, slope0, sol0, 1.0, steps)
     return gamma, sol

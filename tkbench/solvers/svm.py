@@ -31,6 +31,7 @@ class DualSolution:
     quad: float  # w^T K w
     n_iter: int
     capped: bool = False  # SMO stopped at the iteration cap: feasible, not optimal
+    state: object = None  # what a warm-startable solver needs to start the next solve here (tkbench.solvers.smo)
 
     @property
     def value(self) -> float:

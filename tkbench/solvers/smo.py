@@ -45,11 +45,25 @@ def _k(K0, KS, g, s, t):
 
 @njit(cache=True)
 def _column(K0, KS, g, y, i, m, out):
-    """out[t] = Q_it = y_i y_t K(i mod m, t mod m) for every variable t."""
+    """out[t] = Q_it = y_i y_t K(i mod m, t mod m) for every variable t: the kernel row once (blended in one
+    vectorisable pass), then signed (for the SVR's 2m variables, twice: y = (1, -1) there)."""
     n = y.shape[0]
     ii = i % m
-    for t in range(n):
-        out[t] = y[i] * y[t] * _k(K0, KS, g, ii, t % m)
+    a = K0[ii]
+    b = KS[ii]
+    yi = y[i]
+    if g == 0.0:
+        for t in range(m):
+            out[t] = yi * y[t] * np.float64(a[t])
+    elif g == 1.0:
+        for t in range(m):
+            out[t] = yi * y[t] * np.float64(b[t])
+    else:
+        h = 1.0 - g
+        for t in range(m):
+            out[t] = yi * y[t] * (h * np.float64(a[t]) + g * np.float64(b[t]))
+    for t in range(m, n):  # the SVR's second half: Q(i, t) = y_i y_t K(ii, t - m) with y_t = -y_(t - m)
+        out[t] = -out[t - m]
 
 
 @njit(cache=True)

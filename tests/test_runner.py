@@ -253,3 +253,23 @@ def test_failed_rows_keep_no_machine_paths():
     out = portable_traceback(text)
     assert 'File "<tkbench>/tkbench/learners/tk.py"' in out
     assert 'File "<site-packages>/sklearn/base.py"' in out and _PACKAGE_ROOT not in out
+
+
+@pytest.mark.parametrize("progress", ["--progress", "--no-progress"])
+def test_run_exits_1_and_names_each_cell_not_ok(write_config, tmp_path, progress):
+    """Scripts must see a sweep that did not finish cleanly: exit 1 (2 stays for bad input), one line per cell
+    with its failures and first error, in progress-bar mode too; a clean re-run of the ok cells exits 0."""
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"].update(splits=2)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0]}},
+                      {"name": "raise", "family": "debug_fail", "params": {"mode": "raise"}}]
+    path = write_config(cfg)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), progress])
+    assert result.exit_code == 1
+    assert "not ok liver/raise: 2 failed of 2: RuntimeError: debug_fail: deliberate failure" in \
+        " ".join(result.output.split())
+    assert "liver/svm:" not in result.output
+    clean = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--only", "liver/svm", progress])
+    assert clean.exit_code == 0 and "not ok liver" not in clean.output

@@ -45,6 +45,8 @@ def run(
                                      "run key are taken over instead of re-run (repeatable)"),
 ) -> None:
     """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
+    from rich.markup import escape
+
     from tkbench.bench.backends import BACKENDS
     from tkbench.bench.runner import run_experiment
     from tkbench.config import load_config
@@ -66,9 +68,11 @@ def run(
     if not dry_run and outcome.planned == 0:
         err.print("[yellow]warning:[/] --only matched no run")
     elif not dry_run:
-        bad = outcome.executed - outcome.counts["ok"]
-        err.print(f"{bad} run(s) not ok (see the summary); " if bad else "", end="")
+        for line in outcome.not_ok:  # also in progress-bar mode: which cells, and why
+            err.print(f"[red]not ok[/] {escape(line)}", highlight=False, soft_wrap=True)
         err.print(f"report: tkbench report {out_dir or 'results/' + exp.name}")
+        if outcome.not_ok:  # a planned run is not ok at the end: say so to scripts (1; bad input is 2)
+            raise typer.Exit(1)
 
 
 @app.command()

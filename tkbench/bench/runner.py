@@ -41,6 +41,7 @@ class RunOutcome:
     counts: Counter = field(default_factory=Counter)
     summaries: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    not_ok: list[str] = field(default_factory=list)  # one line per cell with planned runs not ok at the end
 
     @property
     def ok(self) -> bool:
@@ -149,7 +150,7 @@ def run_experiment(
                                       markup=False, highlight=False, soft_wrap=True)
                 bar.update(task, description="done")
     outcome.seconds = time.perf_counter() - t0
-    _print_summary(console, store, plan, outcome)
+    outcome.not_ok = _print_summary(console, store, plan, outcome)
     return outcome
 
 
@@ -190,12 +191,15 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
 
 
-def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> None:
+def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> list[str]:
+    """The summary table; returns one line per cell whose planned runs are not all ok (status counts and the
+    first error), for the caller's exit code."""
     rows = {r["key"]: r for r in store.rows()}
     table = Table(title=f"summary ({outcome.executed} run now, {outcome.skipped} reused, {outcome.seconds:.1f} s)")
     for col in ("dataset", "method", "ok", "not ok", "metric", "mean", "fit s"):
         table.add_column(col)
     cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    not_ok: list[str] = []
     for s in plan:
         cells.setdefault((s.label, s.method), []).append(rows.get(s.key, {"status": "missing"}))
     for (ds, m), rs in cells.items():
@@ -206,7 +210,12 @@ def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], ou
         bad = Counter(r.get("status") for r in rs if r.get("status") != "ok")
         table.add_row(ds, m, str(len(good)), ", ".join(f"{n} {k}" for k, n in bad.items()) or "0", metric,
                       f"{mean:.4g}", f"{fit:.3g}")
+        if bad:
+            errors = [r.get("error") for r in rs if r.get("status") != "ok" and r.get("error")]
+            first = str(errors[0]).strip().splitlines()[0] if errors else "no row (interrupted or never run)"
+            not_ok.append(f"{ds}/{m}: " + ", ".join(f"{n} {k}" for k, n in bad.items()) + f" of {len(rs)}: {first}")
     console.print(table)
+    return not_ok
 
 
 def load_saved_experiment(results_dir: str | Path) -> Experiment:

@@ -1,0 +1,121 @@
+"""Which method wins, with what confidence: the tests a benchmark report needs (issue 22).
+
+- Per dataset, two methods on the same J random train/test splits: the *corrected resampled t-test* of Nadeau &
+  Bengio (2003, Machine Learning 52): the J differences d_j are not independent (the training sets overlap), so the
+  variance of their mean is (1/J + n_test/n_train) s^2 instead of s^2 / J; t = mean(d) / sqrt((1/J + n_test /
+  n_train) s^2) with J - 1 degrees of freedom. Beside it the Wilcoxon signed-rank test (no normality assumed).
+- Across N datasets, k methods: average ranks (1 = best, ties share the mean rank), the Friedman test on them,
+  and the Nemenyi critical difference CD = q_alpha sqrt(k (k + 1) / (6 N)), q_alpha the studentized range
+  quantile over sqrt(2) (Demsar 2006, JMLR 7, section 3.2.2): two methods whose average ranks differ by less than CD
+  are not significantly different. :func:`cd_diagram` draws Demsar's figure.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    n: int
+    mean_diff: float
+    t: float
+    p_corrected_t: float
+    p_wilcoxon: float
+
+
+def corrected_resampled_ttest(diffs, n_train: int, n_test: int) -> tuple[float, float]:
+    """(t, two-sided p) of Nadeau & Bengio's corrected resampled t-test for J paired differences."""
+    d = np.asarray(diffs, dtype=float)
+    J = len(d)
+    if J < 2:
+        return math.nan, math.nan
+    var = float(np.var(d, ddof=1))
+    mean = float(np.mean(d))
+    if var == 0.0:
+        return (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
+    t = mean / math.sqrt((1.0 / J + n_test / n_train) * var)
+    return t, float(2.0 * stats.t.sf(abs(t), J - 1))
+
+
+def paired_test(ours, theirs, n_train: int, n_test: int) -> PairedTest:
+    """Both tests on the splits' paired values (ours - theirs)."""
+    d = np.asarray(ours, dtype=float) - np.asarray(theirs, dtype=float)
+    t, p = corrected_resampled_ttest(d, n_train, n_test)
+    if len(d) == 0 or np.all(d == 0):
+        pw = 1.0
+    else:
+        pw = float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
+    return PairedTest(len(d), float(np.mean(d)) if len(d) else math.nan, t, p, pw)
+
+
+def average_ranks(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """Mean rank of each method (columns) over datasets (rows); rank 1 is the best, ties share their mean rank."""
+    s = np.asarray(scores, dtype=float)
+    ranks = stats.rankdata(-s if higher_is_better else s, axis=1)
+    return ranks.mean(axis=0)
+
+
+def friedman(scores: np.ndarray) -> tuple[float, float]:
+    """Friedman's chi-square statistic and p-value for k methods (columns) on N datasets (rows)."""
+    s = np.asarray(scores, dtype=float)
+    if s.shape[1] < 3 or s.shape[0] < 2:  # scipy needs k >= 3; with two methods use the paired tests
+        return math.nan, math.nan
+    res = stats.friedmanchisquare(*s.T)
+    return float(res.statistic), float(res.pvalue)
+
+
+def nemenyi_cd(k: int, n_datasets: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference of average ranks for k methods on N datasets (Demsar 2006, Eq. 3.2.2)."""
+    q = float(stats.studentized_range.ppf(1.0 - alpha, k, np.inf)) / math.sqrt(2.0)
+    return q * math.sqrt(k * (k + 1) / (6.0 * n_datasets))
+
+
+def cd_diagram(names: list[str], ranks, cd: float, path, title: str = "") -> None:
+    """Demsar's critical-difference diagram: methods on the average-rank axis (best on the left), the CD as a bar,
+    and a thick line joining each maximal group of methods whose ranks lie within CD of each other."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = np.argsort(ranks)
+    r = np.asarray(ranks, dtype=float)[order]
+    labels = [names[i] for i in order]
+    k = len(r)
+    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.28 * k))
+    lo, hi = 1, max(k, int(math.ceil(r.max())))
+    ax.set_xlim(lo - 0.3, hi + 0.3)
+    ax.set_ylim(-(k + 2), 2.2)
+    ax.hlines(0, lo, hi, color="black")
+    for x in range(lo, hi + 1):
+        ax.vlines(x, 0, 0.2, color="black")
+        ax.text(x, 0.35, str(x), ha="center", va="bottom", fontsize=8)
+    for i, (x, name) in enumerate(zip(r, labels, strict=True)):
+        y = -(i + 1)
+        left = i < (k + 1) // 2
+        end = lo - 0.2 if left else hi + 0.2
+        ax.plot([x, x, end], [0, y, y], color="black", linewidth=0.8)
+        ax.text(end, y, f"{name} ({x:.2f})", ha="right" if left else "left", va="center", fontsize=8)
+    groups, start = [], 0
+    for i in range(k):  # maximal runs of consecutive methods within CD
+        j = i
+        while j + 1 < k and r[j + 1] - r[i] < cd:
+            j += 1
+        if j > i and not any(a <= i and j <= b for a, b in groups):
+            groups.append((i, j))
+        start = max(start, j)
+    for g, (i, j) in enumerate(groups):
+        y = -0.4 - 0.25 * g
+        ax.hlines(y, r[i] - 0.03, r[j] + 0.03, color="black", linewidth=3)
+    ax.hlines(1.4, lo, lo + cd, color="black", linewidth=1.5)
+    ax.text(lo + cd / 2, 1.55, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)

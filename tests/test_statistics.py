@@ -56,3 +56,39 @@ def test_cd_diagram_is_drawn(tmp_path):
     path = tmp_path / "cd.png"
     S.cd_diagram(["HGK", "RF", "SVM", "DNN"], [1.6, 1.9, 3.2, 3.3], 1.25, path, title="11 data sets")
     assert path.stat().st_size > 1000
+
+
+def test_every_accuracy_report_gets_paired_tests_ranks_and_the_cd_diagram(tmp_path):
+    import json
+
+    import yaml
+
+    from tkbench.bench.plan import make_plan
+    from tkbench.bench.store import ResultStore
+    from tkbench.config import load_config
+    from tkbench.report.build import build_report
+
+    cfg = {"name": "sigfix", "protocol": {"splits": 5, "seed": 1}, "datasets": ["liver", "pima", "sonar"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"},
+                       {"name": "c", "family": "krr_rbf"}]}
+    path = tmp_path / "sigfix.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "results"
+    store = ResultStore(out)
+    store.save_config(path.read_text())
+    (out / "meta.json").write_text(json.dumps({"config_source": "../sigfix.yaml"}))
+    level = {"a": 80.0, "b": 70.0, "c": 79.9}  # c (80.5 on average) ties with a and clearly beats b
+    for spec in make_plan(load_config(path)):
+        noise = [0.5, -0.3, 0.2, -0.6, 0.1][spec.split]
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
+                         "cv_seconds": 0.0, "predict_seconds": 0.1, "n_train": 400, "n_test": 100,
+                         "accuracy": level[spec.method] + noise + (0.3 * spec.split if spec.method == "c" else 0)})
+    text = build_report(out, ["md"])[0].read_text()
+    assert "### Each method against the dataset's best" in text
+    lines = [line for line in text.splitlines() if line.startswith("| liver |")]
+    assert "| liver | b | c | 5 | -10.5 | 5.0e-06 | 0.062 | worse |" in lines
+    assert "| liver | a | c | 5 | -0.5 | 0.191 | 0.125 | tie |" in lines
+    assert "| c | **1.00** | 3 |" in text and "| a | 2.00 | 0 |" in text and "| b | 3.00 | 0 |" in text
+    assert "Friedman test: chi² = 6.00" in text and "CD = 1.91" in text
+    assert (out / "report" / "critical_difference.png").exists()

@@ -324,6 +324,11 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         from tkbench.report.paired import paired_tables
 
         tables += paired_tables(res, summary)
+        if exp.kind == "accuracy":
+            from tkbench.report.significance import significance_tables
+
+            stats_tables, images = significance_tables(res, summary, out)
+            tables += stats_tables
         if exp.kind == "convergence":
             from tkbench.report.tables import train_test_table
 

@@ -100,14 +100,13 @@ def cd_diagram(names: list[str], ranks, cd: float, path, title: str = "") -> Non
         end = lo - 0.2 if left else hi + 0.2
         ax.plot([x, x, end], [0, y, y], color="black", linewidth=0.8)
         ax.text(end, y, f"{name} ({x:.2f})", ha="right" if left else "left", va="center", fontsize=8)
-    groups, start = [], 0
+    groups: list[tuple[int, int]] = []
     for i in range(k):  # maximal runs of consecutive methods within CD
         j = i
         while j + 1 < k and r[j + 1] - r[i] < cd:
             j += 1
         if j > i and not any(a <= i and j <= b for a, b in groups):
             groups.append((i, j))
-        start = max(start, j)
     for g, (i, j) in enumerate(groups):
         y = -0.4 - 0.25 * g
         ax.hlines(y, r[i] - 0.03, r[j] + 0.03, color="black", linewidth=3)

@@ -1,0 +1,92 @@
+"""Significance in every accuracy report with two or more methods on shared splits (issue 22).
+
+- Per dataset: each method against the dataset's best (by mean metric) on the splits both finished: mean
+  difference, the corrected resampled t-test (Nadeau & Bengio 2003; n_train and n_test from the rows) and the
+  Wilcoxon signed-rank test; "tie" when the corrected t-test's p >= 0.05 (the test made for repeated random
+  splits; Wilcoxon shown beside it), else "worse".
+- Across datasets (those where every method has a mean): average ranks, the Friedman test (three or more methods)
+  and Nemenyi's critical difference, drawn as Demsar's diagram (``critical_difference.png``).
+Statistics: :mod:`tkbench.report.statistics`.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tkbench.report.aggregate import HIGHER_IS_BETTER
+from tkbench.report.statistics import average_ranks, cd_diagram, friedman, nemenyi_cd, paired_test
+from tkbench.report.tables import Cell, TableModel
+
+LEVEL = 0.05
+
+
+def _p(p: float) -> str:
+    return "-" if p is None or math.isnan(p) else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
+
+
+def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[TableModel], list[Path]]:
+    if res.rows.empty or summary.empty:
+        return [], []
+    ok = res.rows[res.rows["status"] == "ok"]
+    tables, images = [], []
+    rows = []
+    for ds, part in summary.dropna(subset=["metric_mean"]).groupby("dataset", sort=False):
+        if len(part) < 2:
+            continue
+        metric = part["metric"].iloc[0]
+        higher = HIGHER_IS_BETTER[metric]
+        best = part.loc[part["metric_mean"].idxmax() if higher else part["metric_mean"].idxmin(), "method"]
+        cell = ok[ok["dataset"] == ds]
+        if metric not in cell:
+            continue
+        ref = cell[cell["method"] == best].set_index("split")[metric].dropna()
+        n_train = float(cell["n_train"].median()) if "n_train" in cell else math.nan
+        n_test = float(cell["n_test"].median()) if "n_test" in cell else math.nan
+        for method in part["method"]:
+            if method == best:
+                continue
+            ours = cell[cell["method"] == method].set_index("split")[metric].dropna()
+            common = ours.index.intersection(ref.index)
+            if len(common) < 2 or math.isnan(n_train) or math.isnan(n_test):
+                rows.append([Cell(ds), Cell(method), Cell(best), Cell(str(len(common))), Cell("-"), Cell("-"),
+                             Cell("-"), Cell("too few shared splits")])
+                continue
+            test = paired_test(ours[common].to_numpy(), ref[common].to_numpy(), int(n_train), int(n_test))
+            verdict = "tie" if not test.p_corrected_t < LEVEL else "worse"
+            rows.append([Cell(ds), Cell(method), Cell(best), Cell(str(test.n)), Cell(f"{test.mean_diff:+.4g}"),
+                         Cell(_p(test.p_corrected_t)), Cell(_p(test.p_wilcoxon)), Cell(verdict)])
+    if rows:
+        tables.append(TableModel(
+            "Each method against the dataset's best (paired over the shared splits)",
+            ["Dataset", "Method", "Best", "Splits", "Mean Δ", "Corrected t-test p", "Wilcoxon p", "Verdict"], rows,
+            [f"Corrected resampled t-test (Nadeau & Bengio 2003: variance (1/J + n_test/n_train) s², J - 1 degrees "
+             f"of freedom), which allows for the overlap of the training parts of repeated random splits; 'tie' when "
+             f"its p >= {LEVEL}. The Wilcoxon signed-rank p is shown beside it."]))
+    means = summary.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
+    methods = [m.name for m in res.experiment.methods if m.name in means.columns]
+    complete = means[methods].dropna()
+    if len(methods) >= 2 and len(complete) >= 2:
+        higher = {ds: HIGHER_IS_BETTER[summary.loc[summary["dataset"] == ds, "metric"].iloc[0]]
+                  for ds in complete.index}
+        signed = np.vstack([complete.loc[ds].to_numpy() * (1 if higher[ds] else -1) for ds in complete.index])
+        ranks = average_ranks(signed, higher_is_better=True)
+        wins = np.bincount(np.argmax(signed, axis=1), minlength=len(methods))
+        chi2, p = friedman(signed)
+        cd = nemenyi_cd(len(methods), len(complete))
+        order = np.argsort(ranks)
+        rows = [[Cell(methods[i]), Cell(f"{ranks[i]:.2f}", i == order[0]), Cell(str(int(wins[i])))] for i in order]
+        notes = [f"{len(complete)} datasets where every method has a mean; rank 1 is the best, ties share ranks."]
+        if not math.isnan(p):
+            notes.append(f"Friedman test: chi² = {chi2:.2f}, p = {_p(p)} "
+                         f"({'the methods differ' if p < LEVEL else 'no significant difference'} at {LEVEL}).")
+        notes.append(f"Nemenyi critical difference at {LEVEL}: CD = {cd:.2f} (Demsar 2006): average ranks closer "
+                     "than CD are not significantly different; figure critical_difference.png.")
+        tables.append(TableModel("Average ranks across datasets", ["Method", "Average rank", "Datasets won"],
+                                 rows, notes))
+        path = out / "critical_difference.png"
+        cd_diagram(methods, ranks, cd, path, title=f"{len(complete)} datasets, {len(methods)} methods")
+        images.append(path)
+    return tables, images

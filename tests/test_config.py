@@ -250,3 +250,13 @@ def test_per_dataset_param_may_replace_a_grid_parameter_where_that_dataset_has_n
     method["per_dataset"] = {"cancer": {"C": 3.0}}
     with pytest.raises(ConfigError, match=r"per_dataset\.cancer\.C"):
         parse_config(raw, "d.yaml")
+
+
+def test_absurd_split_counts_are_refused_before_planning(write_config):
+    for where, patch in (("protocol.splits", lambda c: c["protocol"].update(splits=10**30)),
+                         ("datasets[0].splits", lambda c: c["datasets"].__setitem__(0, {"name": "liver",
+                                                                                         "splits": 10**6}))):
+        cfg = tiny_config()
+        patch(cfg)
+        with pytest.raises(ConfigError, match=where.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+            load_config(write_config(cfg, "bad.yaml"))

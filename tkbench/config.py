@@ -36,6 +36,9 @@ from tkbench.errors import ConfigError, DatasetError
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
+MAX_SPLITS = 10_000  # a plan is built in memory: 10^30 splits would never finish planning
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -49,7 +52,7 @@ def _check_name(value: str) -> str:
 class Protocol(_Strict):
     """How runs are split, tuned and limited (GUIDE section 3)."""
 
-    splits: int = Field(30, ge=1, description="number of random train/test splits")
+    splits: int = Field(30, ge=1, le=MAX_SPLITS, description="number of random train/test splits")
     test_fraction: float = Field(0.2, description="fraction of rows in the test part, in (0, 1)")
     seed: int = Field(0, ge=0, description="base seed; split i uses a seed derived from (seed, i) only")
     cv_folds: int = Field(5, ge=2, description="k of the k-fold CV on the training part")
@@ -79,7 +82,7 @@ class DatasetEntry(_Strict):
     alias: str | None = Field(None, description="the label in tables (default: name); needed to use a dataset twice")
     options: dict[str, Any] = Field(default_factory=dict)
     subsample: int | None = Field(None, ge=10, description="rows drawn per split before splitting")
-    splits: int | None = Field(None, ge=1, description="run only the first k of the protocol's splits here "
+    splits: int | None = Field(None, ge=1, le=MAX_SPLITS, description="run only the first k of the protocol's splits here "
                                "(an expensive dataset; the report says so)")
     reference: str | None = Field(None, description="the dataset's key in the reference file (default: alias)")
     features: list[int] | None = Field(None, min_length=1, description="use only these feature columns "
@@ -167,7 +170,7 @@ MethodEntry.model_rebuild()
 
 class Scaling(_Strict):
     sizes: list[int] = Field(min_length=1, description="training-set sizes m")
-    repeats: int = Field(1, ge=1)
+    repeats: int = Field(1, ge=1, le=MAX_SPLITS)
     test_size: int | None = Field(None, ge=1, description="test rows per run (default: the split's test part)")
     full_size: bool = Field(False, description="also run every method on each split's whole training part (the "
                             "paper's m); a run the method refuses (e.g. the SDP's memory guard) is recorded as failed")

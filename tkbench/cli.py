@@ -12,12 +12,27 @@ from rich.table import Table
 from tkbench.errors import TkbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Benchmark kernel-learning methods: run configs, report tables beside the papers, gate CI.")
 datasets_app = typer.Typer(no_args_is_help=True, help="List, verify and describe the vendored datasets.")
 app.add_typer(datasets_app, name="datasets")
 
 out = Console()
 err = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from tkbench import __version__
+
+        out.print(f"tkbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """Benchmark kernel-learning methods: run configs, report tables beside the papers, gate CI."""
 
 
 def _interrupt(signum, frame) -> None:

@@ -273,3 +273,23 @@ def test_run_exits_1_and_names_each_cell_not_ok(write_config, tmp_path, progress
     assert "liver/svm:" not in result.output
     clean = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--only", "liver/svm", progress])
     assert clean.exit_code == 0 and "not ok liver" not in clean.output
+
+
+def test_bad_data_and_sizes_are_refused_before_any_run(write_config, tmp_path, monkeypatch):
+    """A subsample above the dataset's rows and a changed data file: exit 2 with the field and the value, by
+    --dry-run too, and no row written."""
+    cfg = tiny_config()
+    cfg["datasets"] = [{"name": "liver", "subsample": 100000}]
+    path = write_config(cfg)
+    out = tmp_path / "out"
+    for extra in (["--dry-run"], []):
+        result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), *extra])
+        assert result.exit_code == 2
+        assert "datasets[0].subsample: 100000: at most 345 (the rows of liver)" in " ".join(result.output.split())
+    assert not (out / "rows").exists() or not any((out / "rows").iterdir())
+    import tkbench.data.registry as reg
+
+    monkeypatch.setattr(reg, "sha256_file", lambda p: "0" * 64)  # every data file now looks changed
+    cfg["datasets"] = ["liver"]
+    result = CliRunner().invoke(app, ["run", str(write_config(cfg, "c2.yaml")), "--out", str(out), "--dry-run"])
+    assert result.exit_code == 2 and "datasets[0]" in result.output and "sha256" in result.output.lower()

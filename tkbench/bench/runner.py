@@ -28,6 +28,7 @@ from rich.table import Table
 from tkbench.bench import backends, provenance
 from tkbench.bench.isolation import run_isolated
 from tkbench.bench.plan import RunSpec, make_plan
+from tkbench.bench.preflight import check_data
 from tkbench.bench.store import ResultStore, write_json_atomic
 from tkbench.config import Experiment
 from tkbench.errors import TkbenchError
@@ -114,6 +115,7 @@ def run_experiment(
             console.print(f"{len(adopted)} finished run(s) {'can be' if dry_run else 'were'} taken over from "
                           f"{', '.join(map(str, reuse))} (same run keys)")
     pending = todo(plan, store, force)
+    check_data(exp, pending)  # bad data or sizes: one error now (exit 2), not one failed run per split
     outcome = RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0)
     if dry_run:
         _print_plan(console, plan, pending, out, adopted)

@@ -1,0 +1,32 @@
+"""Checks a run makes before dispatching anything (issue 22): problems that would fail every run of a cell are
+reported at once, as bad input (exit 2), also by ``--dry-run``.
+
+- every dataset the pending runs need is loaded once: a changed or missing data file (sha256 against the registry)
+  stops here, not run by run;
+- ``subsample`` must not exceed the dataset's rows (it used to be ignored silently).
+"""
+from __future__ import annotations
+
+from tkbench.config import Experiment
+from tkbench.data import load_dataset
+from tkbench.errors import ConfigError, DatasetError
+
+
+def check_data(exp: Experiment, specs) -> None:
+    """Raise one error naming every problem of the datasets the runs in ``specs`` use."""
+    needed = {(s.label, s.dataset) for s in specs if s.kind not in ("density",)}
+    problems: list[tuple[str, object, str]] = []
+    for i, ds in enumerate(exp.datasets):
+        if (ds.label, ds.name) not in needed:
+            continue
+        try:
+            data = load_dataset(ds.name, ds.options)
+        except DatasetError as exc:
+            problems.append((f"datasets[{i}]", ds.name, f"readable, unchanged data ({exc})"))
+            continue
+        sub = ds.subsample or exp.protocol.subsample
+        if sub is not None and sub > len(data.y) and exp.kind != "density":
+            field = f"datasets[{i}].subsample" if ds.subsample is not None else "protocol.subsample"
+            problems.append((field, sub, f"at most {len(data.y)} (the rows of {ds.label})"))
+    if problems:
+        raise ConfigError(str(exp.source or exp.name), problems)

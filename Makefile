@@ -5,6 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 CONFIG ?= configs/smoke.yaml
+# results go to results/<config file name>, whatever the config's `name:` says
 NAME    = $(basename $(notdir $(CONFIG)))
 
 .PHONY: install run test bench lint smoke-check report reproduce-report clean
@@ -19,7 +20,7 @@ install: $(STAMP)
 
 ## run a real config (default: the smoke config on real UCI data) and render its report
 run: install
-	$(BIN)/tkbench run $(CONFIG) -j $(JOBS)
+	$(BIN)/tkbench run $(CONFIG) -j $(JOBS) --out results/$(NAME)
 	$(BIN)/tkbench report results/$(NAME)
 
 ## the test suite (what CI runs); benchmarks are excluded

@@ -260,3 +260,17 @@ def test_absurd_split_counts_are_refused_before_planning(write_config):
         patch(cfg)
         with pytest.raises(ConfigError, match=where.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
             load_config(write_config(cfg, "bad.yaml"))
+
+
+def test_config_target_scalers_are_the_learners_own():
+    """One list of target scalers: the config's accepted values are exactly those the learners can build."""
+    import typing
+
+    from tkbench.config import MethodEntry
+    from tkbench.learners.scalers import TARGET_SCALERS, make_target_scaler
+
+    accepted = {a for arg in typing.get_args(MethodEntry.model_fields["target_scaler"].annotation)
+                for a in typing.get_args(arg)}
+    assert accepted == set(TARGET_SCALERS)
+    for kind in TARGET_SCALERS:
+        make_target_scaler(kind)

@@ -1,9 +1,10 @@
-"""One-off conversion of the USPS HDF5 file (../shared/datasets/digits/usps.h5) to a NumPy archive.
+"""One-off conversion of the USPS HDF5 file (``usps.h5`` of the digits data's source) to a NumPy archive; not
+used at run time.
 
 h5py is not a tkbench dependency, so the project vendors ``datasets/digits/usps.npz`` instead, made by this
-script in a scratch environment (``python -m venv /tmp/h5env && /tmp/h5env/bin/pip install h5py numpy``):
+script in a scratch environment that has h5py and numpy (``python -m venv ENV && ENV/bin/pip install h5py numpy``):
 
-    /tmp/h5env/bin/python tools/convert_usps_h5.py ../shared/datasets/digits/usps.h5 ../shared/datasets/digits/usps.t.bz2
+    ENV/bin/python tools/convert_usps_h5.py PATH/TO/usps.h5 PATH/TO/usps.t.bz2
 
 It copies the four arrays unchanged (train/data float32 7291 x 256, train/target int32, test/data 2007 x 256,
 test/target), checks the HDF5 file's sha256 against the shared manifest's, checks that the test labels equal

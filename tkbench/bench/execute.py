@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
-from tkbench.bench.least_squares import least_squares_error
+from tkbench.bench.least_squares import decision_matrix, least_squares_error, signed_targets
 from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.data.registry import fixed_split
@@ -100,9 +100,8 @@ def rmse_pm1(estimator, X: np.ndarray, y: np.ndarray) -> float:
     """Root mean squared error of the decision values against the labels coded -1 / +1 (+1: ``classes_[1]``):
     the regression error of a classifier trained by regression on +-1 labels (kernel ridge regression, NKRR in
     paper 001). For a margin classifier (SVM) it measures calibration, not its training criterion."""
-    scores = np.asarray(estimator.decision_function(X), dtype=float)
-    signed = np.where(y == estimator.classes_[1], 1.0, -1.0)
-    return float(np.sqrt(np.mean((scores - signed) ** 2)))
+    scores = decision_matrix(estimator, X)  # unclipped, unlike the least-squares error
+    return float(np.sqrt(np.mean((scores - signed_targets(estimator.classes_, y)) ** 2)))
 
 
 def _peak_rss_mb() -> float:

@@ -85,18 +85,18 @@ def select_params(
             try:
                 est.fit(X[train], y[train])
                 if by_ls:
-                    preds = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
-                elif use_path:
-                    preds = path_predictions(est, family, X[valid], path_values)
+                    scores = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
                 else:
-                    preds = {None: est.predict(X[valid])}
+                    preds = (path_predictions(est, family, X[valid], path_values) if use_path
+                             else {None: est.predict(X[valid])})
+                    scores = {v: score(task, y[valid], p) for v, p in preds.items()}
             except Exception as exc:  # a candidate that cannot be fitted is skipped, not fatal
                 errors.append(f"{combo}: {type(exc).__name__}: {exc}")
                 for v in path_values:
                     table[(c, v)].append(math.nan)
                 continue
             for v in path_values:
-                table[(c, v)].append(preds[v] if by_ls else score(task, y[valid], preds[v]))
+                table[(c, v)].append(scores[v])
     means = {cell: float(np.mean(s)) for cell, s in table.items()}
     finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]
     if not finite:

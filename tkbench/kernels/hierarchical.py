@@ -29,6 +29,7 @@ appendix; the chain rule needs it. The finite-difference test decides.) A leaf: 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -74,12 +75,10 @@ class Architecture:
         _walk(self.root, out)
         return out
 
-    @property
+    @cached_property
     def flat(self) -> FlatTree:
         """The tree as arrays for the compiled loops (post-order, root last)."""
-        if not hasattr(self, "_flat"):
-            self._flat = _flatten(self.root)
-        return self._flat
+        return _flatten(self.root)
 
     def describe(self) -> Any:
         """The architecture as nested lists of feature indices (shorthands resolved)."""
@@ -401,52 +400,3 @@ class BlockState:
         self.weights[index] = value
         self.active[path] = 1 - self.active[path]
         self._pending = None
-
-
-def kernel_and_weighted_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray,
-                                 W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """k(X, Z) and g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta for every weight theta, without storing one
-    m x m' matrix per weight (memory O(depth x m x m')): the chain of Lemma 4.1 carries the weight matrix
-    W * (product of the ancestors' factors 2 w^2 k) down the tree, and at a leaf
-    sum_uv B_uv (x_uj - z_vj)^2 = sum_u x_uj^2 (B e)_u + sum_v z_vj^2 (B^T e)_v - 2 (X^T B Z)_jj for all j at once."""
-    weights = np.asarray(weights, float)
-    X = np.asarray(X, float)
-    Z = np.asarray(Z, float)
-    g = np.zeros(arch.n_weights)
-    cache: dict[int, np.ndarray] = {}
-    _all_kernels(arch.root, weights, X, Z, cache)
-    _node_weighted(arch.root, weights, X, Z, np.asarray(W, float), g, cache)
-    return cache[id(arch.root)], g
-
-
-def _all_kernels(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray,
-                 cache: dict[int, np.ndarray]) -> np.ndarray:
-    """Every node's kernel block, each computed once (children first)."""
-    w = weights[node.offset:node.offset + node.size]
-    if node.is_leaf:
-        K = np.exp(-leaf_exponent(X, Z, node.features, w))
-    else:
-        S = np.zeros((len(X), len(Z)))
-        for i, child in enumerate(node.children):
-            S += w[i] ** 2 * (1.0 - _all_kernels(child, weights, X, Z, cache))
-        K = np.exp(-2.0 * S)
-    cache[id(node)] = K
-    return K
-
-
-def _node_weighted(node: Node, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, W: np.ndarray,
-                   g: np.ndarray, cache: dict[int, np.ndarray]) -> None:
-    w = weights[node.offset:node.offset + node.size]
-    K = cache[id(node)]
-    if node.is_leaf:
-        B = W * K
-        idx = list(node.features)
-        Xi, Zi = X[:, idx], Z[:, idx]
-        quad = (Xi ** 2).T @ B.sum(axis=1) + (Zi ** 2).T @ B.sum(axis=0) - 2.0 * np.einsum("uj,uj->j", Xi, B @ Zi)
-        g[node.offset:node.offset + node.size] += -2.0 * w * quad  # dk/dv_j = -2 v_j (x_j - z_j)^2 k
-        return
-    WK = W * K
-    for i, child in enumerate(node.children):
-        Ki = cache[id(child)]
-        g[node.offset + i] += -4.0 * w[i] * float(np.sum(WK * (1.0 - Ki)))
-        _node_weighted(child, weights, X, Z, WK * (2.0 * w[i] ** 2), g, cache)

@@ -14,13 +14,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from tkbench.learners.registry import Family
-from tkbench.learners.scalers import make_scaler
+from tkbench.learners.scalers import make_scaler, make_target_scaler
 
 MODEL_STEP = "model"
-TARGET_SCALERS = {"standard": StandardScaler, "minmax_pm1": lambda: MinMaxScaler(feature_range=(-1, 1))}
 
 
 def make_estimator(
@@ -36,9 +34,9 @@ def make_estimator(
     """The full, unfitted estimator of a method: ``[target scaling] -> input scaling -> family estimator``."""
     model = family.build(task, solver or family.default_solver, dict(params or {}), random_state)
     pipe = Pipeline([("scale", make_scaler(scaler or family.scaler)), (MODEL_STEP, model)])
-    kind = target_scaler or family.target_scaler
-    if task == "regression" and kind in TARGET_SCALERS:
-        return TransformedTargetRegressor(regressor=pipe, transformer=TARGET_SCALERS[kind]())
+    transformer = make_target_scaler(target_scaler or family.target_scaler) if task == "regression" else None
+    if transformer is not None:
+        return TransformedTargetRegressor(regressor=pipe, transformer=transformer)
     return pipe
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sklearn.base import BaseEstimator
 
-from tkbench.learners.scalers import SCALERS
+from tkbench.learners.scalers import SCALERS, TARGET_SCALERS
 
 TASKS = ("classification", "regression")
 
@@ -68,7 +68,7 @@ FAMILIES: dict[str, Family] = {}
 def register(family: Family) -> Family:
     if family.name in FAMILIES:
         raise ValueError(f"method family {family.name!r} registered twice")
-    if family.scaler not in SCALERS or family.target_scaler not in ("none", "standard", "minmax_pm1"):
+    if family.scaler not in SCALERS or family.target_scaler not in TARGET_SCALERS:
         raise ValueError(f"family {family.name!r}: bad scaler {family.scaler!r}/{family.target_scaler!r}")
     FAMILIES[family.name] = family
     return family

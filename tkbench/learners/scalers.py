@@ -18,6 +18,7 @@ from sklearn.preprocessing import MinMaxScaler, QuantileTransformer, StandardSca
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 SCALERS = ("none", "minmax", "minmax_pm1", "standard", "log_minmax", "quantile")
+TARGET_SCALERS = ("none", "standard", "minmax_pm1")  # regression targets (fitted on the training targets)
 
 
 class LogMinMaxScaler(TransformerMixin, BaseEstimator):
@@ -76,4 +77,13 @@ def make_scaler(kind: str):
               "quantile": UniformQuantileScaler, "none": lambda: "passthrough"}
     if kind not in makers:
         raise ValueError(f"unknown scaler {kind!r}; expected one of {', '.join(SCALERS)}")
+    return makers[kind]()
+
+
+def make_target_scaler(kind: str):
+    """The unfitted transformer of regression targets named ``kind`` (None for ``none``)."""
+    makers = {"standard": StandardScaler, "minmax_pm1": lambda: MinMaxScaler(feature_range=(-1, 1)),
+              "none": lambda: None}
+    if kind not in makers:
+        raise ValueError(f"unknown target scaler {kind!r}; expected one of {', '.join(TARGET_SCALERS)}")
     return makers[kind]()

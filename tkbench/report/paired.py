@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wilcoxon
 
+from tkbench.report.statistics import wilcoxon_p
 from tkbench.report.tables import Cell, TableModel
 
 LOWER_IS_BETTER = {"mse", "rmse_pm1", "ls_error"}
@@ -39,10 +39,7 @@ def paired_stats(ours: pd.Series, ref: pd.Series, metric: str) -> dict | None:
     diff = ours[common].to_numpy() - ref[common].to_numpy()
     better = -diff if metric in LOWER_IS_BETTER else diff  # > 0: ours is better
     tol = 1e-12 * max(1.0, float(np.abs(ref[common]).max()))
-    if np.all(np.abs(better) <= tol):
-        p = 1.0
-    else:
-        p = float(wilcoxon(better, zero_method="zsplit").pvalue)
+    p = wilcoxon_p(better, tol)
     return {"n": len(common), "wins": int(np.sum(better > tol)), "ties": int(np.sum(np.abs(better) <= tol)),
             "losses": int(np.sum(better < -tol)), "mean_diff": float(np.mean(diff)), "p": p,
             "better": float(np.mean(better))}

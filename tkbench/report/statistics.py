@@ -41,15 +41,20 @@ def corrected_resampled_ttest(diffs, n_train: int, n_test: int) -> tuple[float, 
     return t, float(2.0 * stats.t.sf(abs(t), J - 1))
 
 
+def wilcoxon_p(diffs, tol: float = 0.0) -> float:
+    """Two-sided p of the Wilcoxon signed-rank test (zero differences split between the signs); 1 when every
+    |difference| <= tol (no evidence either way)."""
+    d = np.asarray(diffs, dtype=float)
+    if len(d) == 0 or np.all(np.abs(d) <= tol):
+        return 1.0
+    return float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
+
+
 def paired_test(ours, theirs, n_train: int, n_test: int) -> PairedTest:
     """Both tests on the splits' paired values (ours - theirs)."""
     d = np.asarray(ours, dtype=float) - np.asarray(theirs, dtype=float)
     t, p = corrected_resampled_ttest(d, n_train, n_test)
-    if len(d) == 0 or np.all(d == 0):
-        pw = 1.0
-    else:
-        pw = float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
-    return PairedTest(len(d), float(np.mean(d)) if len(d) else math.nan, t, p, pw)
+    return PairedTest(len(d), float(np.mean(d)) if len(d) else math.nan, t, p, wilcoxon_p(d))
 
 
 def average_ranks(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:

@@ -53,3 +53,24 @@ def cap_every_svm_solve(monkeypatch):
 
             monkeypatch.setattr(module, "smo_dual", capped_smo)
     return apply
+
+
+@pytest.fixture
+def results_folder(tmp_path: Path):
+    """``make(cfg) -> (experiment, store, folder)``: a results folder as `tkbench run` leaves it (the config saved
+    beside the rows, meta.json pointing back at the config file), for report tests to write rows into."""
+    import json
+
+    from tkbench.bench.store import ResultStore
+    from tkbench.config import load_config
+
+    def make(cfg: dict[str, Any]):
+        path = tmp_path / f"{cfg['name']}.yaml"
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        out = tmp_path / "results"
+        store = ResultStore(out)
+        store.save_config(path.read_text())
+        (out / "meta.json").write_text(json.dumps({"config_source": f"../{path.name}"}))
+        return load_config(path), store, out
+
+    return make

@@ -244,7 +244,7 @@ def test_every_published_reproduction_has_its_rows_in_the_checkout():
         assert any((folder / "rows").glob("*.json")), f"results/{name}/rows has no rows (git-ignored?)"
 
 
-def test_error_percent_reference_and_evaluation_table(tmp_path):
+def test_error_percent_reference_and_evaluation_table(tmp_path, results_folder):
     """A paper that prints error % is compared in error %; the evaluation table shows test ms and model size
     beside the paper's, and the speed-up of one method over another is a ratio of our own means."""
     (tmp_path / "err.yaml").write_text(yaml.safe_dump({"source": "p", "table": "T2", "metric": "error_percent",
@@ -255,13 +255,8 @@ def test_error_percent_reference_and_evaluation_table(tmp_path):
     cfg = {"name": "evalfix", "reference": "err.yaml", "protocol": {"splits": 2, "seed": 1}, "datasets": ["liver"],
            "methods": [{"name": "svm", "family": "svm_rbf"}, {"name": "rf", "family": "random_forest"}],
            "evaluation": {"reference": "ev.yaml", "speedup": ["rf", "svm"]}}
-    path = tmp_path / "evalfix.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    out = tmp_path / "results"
-    store = ResultStore(out)
-    store.save_config(path.read_text())
-    (out / "meta.json").write_text(json.dumps({"config_source": "../evalfix.yaml"}))
-    for spec in make_plan(load_config(path)):
+    exp, store, out = results_folder(cfg)
+    for spec in make_plan(exp):
         svm = spec.method == "svm"
         store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
                          "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
@@ -308,7 +303,7 @@ def test_train_test_table_in_error_percent(tmp_path):
         is None
 
 
-def test_ls_error_metric_tables_every_task_lower_is_better(tmp_path):
+def test_ls_error_metric_tables_every_task_lower_is_better(tmp_path, results_folder):
     """metric: ls_error reports the least-squares error (paper 002 Table 1) for classification and regression
     alike, lower is better, beside a bare [mean, std] reference."""
     (tmp_path / "ls.yaml").write_text(yaml.safe_dump({"source": "p", "table": "T1", "metric": "least_squares",
@@ -317,15 +312,10 @@ def test_ls_error_metric_tables_every_task_lower_is_better(tmp_path):
     cfg = {"name": "lsfix", "reference": "ls.yaml", "metric": "ls_error", "protocol": {"splits": 2, "seed": 1},
            "datasets": ["liver", "airfoil"], "methods": [{"name": "krr", "family": "krr_rbf"},
                                                          {"name": "rf", "family": "random_forest", "grid": {}}]}
-    path = tmp_path / "lsfix.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    out = tmp_path / "results"
-    store = ResultStore(out)
-    store.save_config(path.read_text())
-    (out / "meta.json").write_text(json.dumps({"config_source": "../lsfix.yaml"}))
+    exp, store, out = results_folder(cfg)
     values = {("liver", "krr"): [0.48, 0.50], ("liver", "rf"): [0.60, 0.62],
               ("airfoil", "krr"): [0.030, 0.032], ("airfoil", "rf"): [0.010, 0.012]}
-    for spec in make_plan(load_config(path)):
+    for spec in make_plan(exp):
         store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
                          "task": spec.task, "status": "ok", "error": None, "fit_seconds": 1.0, "cv_seconds": 1.0,
                          "predict_seconds": 0.1, "accuracy": 50.0, "mse": 9.0,

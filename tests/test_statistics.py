@@ -58,27 +58,16 @@ def test_cd_diagram_is_drawn(tmp_path):
     assert path.stat().st_size > 1000
 
 
-def test_every_accuracy_report_gets_paired_tests_ranks_and_the_cd_diagram(tmp_path):
-    import json
-
-    import yaml
-
+def test_every_accuracy_report_gets_paired_tests_ranks_and_the_cd_diagram(results_folder):
     from tkbench.bench.plan import make_plan
-    from tkbench.bench.store import ResultStore
-    from tkbench.config import load_config
     from tkbench.report.build import build_report
 
     cfg = {"name": "sigfix", "protocol": {"splits": 5, "seed": 1}, "datasets": ["liver", "pima", "sonar"],
            "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"},
                        {"name": "c", "family": "krr_rbf"}]}
-    path = tmp_path / "sigfix.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    out = tmp_path / "results"
-    store = ResultStore(out)
-    store.save_config(path.read_text())
-    (out / "meta.json").write_text(json.dumps({"config_source": "../sigfix.yaml"}))
+    exp, store, out = results_folder(cfg)
     level = {"a": 80.0, "b": 70.0, "c": 79.9}  # c (80.5 on average) ties with a and clearly beats b
-    for spec in make_plan(load_config(path)):
+    for spec in make_plan(exp):
         noise = [0.5, -0.3, 0.2, -0.6, 0.1][spec.split]
         store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
                          "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,

@@ -9,7 +9,7 @@ of nodes x m' (a few hundred KB, cache resident), children first; the innermost 
 with no branch, so that LLVM vectorises them, exponentials included (:func:`fast_exp` below).
 Rows are spread over threads (``prange``) in chunks, each chunk with its own scratch.
 
-- :func:`tree_kernel`: the root's kernel matrix k(X, Z); :func:`tree_kernels_all`: every node's;
+- :func:`tree_kernel`: the root's kernel matrix k(X, Z), or every node's;
 - :func:`tree_predict`: F = k(X, Z) @ alpha without storing k (alpha: m' x outputs);
 - :func:`tree_gradient`: g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta with W = R A^T formed row by row (R: m x
   outputs, A: m' x outputs), by Lemma 4.1 from the root down, without storing any m x m' matrix; or, given the
@@ -127,27 +127,17 @@ def _row_kernels(xu, Zt, kind, start, stop, items, woff, wsq, Krow):
 
 @njit(parallel=True, cache=True, fastmath=True)
 def tree_kernel(X, Zt, kind, start, stop, items, woff, wsq, out):
-    """out[u, v] = k(x_u, z_v) at the root (out: m x m')."""
+    """out[i, u, v] = k_n(x_u, z_v) for the last out.shape[0] nodes n (post-order): out of shape (1, m, m') gets the
+    root's kernel, (nodes, m, m') every node's."""
     m, mp, nn = X.shape[0], Zt.shape[1], kind.shape[0]
+    first = nn - out.shape[0]
     n_chunks = (m + CHUNK - 1) // CHUNK
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
         for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
             _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
-            out[u, :] = Krow[nn - 1]
-
-
-@njit(parallel=True, cache=True, fastmath=True)
-def tree_kernels_all(X, Zt, kind, start, stop, items, woff, wsq, out):
-    """out[n, u, v] = k_n(x_u, z_v) for every node n (out: nodes x m x m')."""
-    m, mp, nn = X.shape[0], Zt.shape[1], kind.shape[0]
-    n_chunks = (m + CHUNK - 1) // CHUNK
-    for ch in prange(n_chunks):
-        Krow = np.empty((nn, mp))
-        for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
-            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
-            for n in range(nn):
-                out[n, u, :] = Krow[n]
+            for n in range(first, nn):
+                out[n - first, u, :] = Krow[n]
 
 
 @njit(parallel=True, cache=True, fastmath=True)

@@ -224,7 +224,7 @@ def kernel(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray
     X = np.ascontiguousarray(X, float)
     Z = X if Z is None else np.ascontiguousarray(Z, float)
     out = np.empty((len(X), len(Z)))
-    tree_kernel(X, np.ascontiguousarray(Z.T), *arch.flat.arrays(), weights ** 2, out)
+    tree_kernel(X, np.ascontiguousarray(Z.T), *arch.flat.arrays(), weights ** 2, out[None])
     return out
 
 
@@ -343,11 +343,10 @@ class BlockState:
 
     def refresh(self) -> None:
         """Every node's block from scratch (one compiled pass) into buffer 0."""
-        from tkbench.kernels._hierarchical_numba import tree_kernels_all
+        from tkbench.kernels._hierarchical_numba import tree_kernel
 
         self.active[:] = 0
-        tree_kernels_all(self.X, np.ascontiguousarray(self.Z.T), *self.arch.flat.arrays(), self.weights ** 2,
-                         self.K[0])
+        tree_kernel(self.X, np.ascontiguousarray(self.Z.T), *self.arch.flat.arrays(), self.weights ** 2, self.K[0])
         self._pending = None
 
     @property

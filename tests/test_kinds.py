@@ -72,7 +72,7 @@ def test_full_size_runs_use_the_whole_training_part_and_report_failures(write_co
     cfg["datasets"] = ["liver"]
     cfg["methods"] = [{"name": "rf", "family": "random_forest", "params": {"n_estimators": 10}},
                       {"name": "svm", "family": "svm_rbf", "params": {"C": 1.0}},
-                      {"name": "broken", "family": "svm_rbf", "params": {"C": -1.0}}]
+                      {"name": "broken", "family": "debug_fail", "params": {"mode": "raise"}}]
     exp = load_config(write_config(cfg))
     plan = make_plan(exp)
     assert len(plan) == 3 * 3 * 2 and sum(s.size is None for s in plan) == 6
@@ -83,7 +83,7 @@ def test_full_size_runs_use_the_whole_training_part_and_report_failures(write_co
     build_report(tmp_path, formats=["md"])
     md = (tmp_path / "report" / "report.md").read_text()
     assert "| liver | 259 (full) |" in md and md.index("| liver | 60 |") < md.index("| liver | 259 (full) |")
-    assert "broken on liver at m = 30, 60, 259 (full) (6 runs): failed; at m = 30: InvalidParameterError" in md
+    assert "broken on liver at m = 30, 60, 259 (full) (6 runs): failed; at m = 30: RuntimeError" in md
     assert "| liver | rf | m | - |" in md and "| 3 | m=259 |" in md  # the full-size point is on the curve
 
 

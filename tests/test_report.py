@@ -149,15 +149,16 @@ def test_check_fails_when_runs_go_missing(fixture_results, tmp_path):
 
 
 def test_check_rejects_a_bad_baseline(fixture_results, tmp_path):
+    # exit 2: a file that is not what it should be is bad input; 1 is kept for a real regression
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     result = CliRunner().invoke(app, ["check", str(fixture_results), "--baseline", str(bad)])
-    assert result.exit_code == 1 and "not a tkbench baseline" in result.output
+    assert result.exit_code == 2 and "not a tkbench baseline" in result.output
 
 
 def test_report_of_a_non_results_folder(tmp_path):
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
-    assert result.exit_code == 1 and "not a results folder" in result.output
+    assert result.exit_code == 2 and "not a results folder" in result.output
 
 
 def test_stale_rows_are_ignored(fixture_results):

@@ -63,7 +63,7 @@ def run(
     from rich.markup import escape
 
     from tkbench.bench.backends import BACKENDS
-    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.runner import display_path, run_experiment
     from tkbench.config import load_config
 
     if backend not in BACKENDS:
@@ -78,14 +78,18 @@ def run(
     except TkbenchError as exc:
         _fail(exc)
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: finished rows are kept; run the same command again to resume")
+        if force:  # without --force, a re-run would keep the earlier rows of the runs not yet recomputed
+            err.print("[yellow]interrupted[/]: the rows recomputed before the interrupt are kept, the other runs "
+                      "still hold their earlier rows; run with --force again to recompute every run")
+        else:
+            err.print("[yellow]interrupted[/]: finished rows are kept; run the same command again to resume")
         raise typer.Exit(130) from None
     if not dry_run and outcome.planned == 0:
         err.print("[yellow]warning:[/] --only matched no run")
     elif not dry_run:
         for line in outcome.not_ok:  # also in progress-bar mode: which cells, and why
             err.print(f"[red]not ok[/] {escape(line)}", highlight=False, soft_wrap=True)
-        err.print(f"report: tkbench report {out_dir or 'results/' + exp.name}")
+        err.print(f"report: tkbench report {display_path(outcome.out)}")
         if outcome.not_ok:  # a planned run is not ok at the end: say so to scripts (1; bad input is 2)
             raise typer.Exit(1)
 

@@ -31,7 +31,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tkbench.errors import ConfigError, DatasetError
+from tkbench.errors import NOTHING, ConfigError, DatasetError
+from tkbench.textfile import UnreadableFile, load_yaml
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -342,7 +343,7 @@ def parse_config(raw: Any, file: str | Path = "<config>") -> Experiment:
         problems = []
         for err in exc.errors():
             loc = tuple(p for p in err["loc"] if not str(p).startswith(("function-", "constrained-")))
-            value = err.get("input") if err["type"] != "missing" else None
+            value = err.get("input") if err["type"] != "missing" and loc else NOTHING  # (top level: not the file)
             if err["type"] == "extra_forbidden":
                 value = _input_at(raw, loc)
             problems.append((_loc(loc), value, _expected(err)))
@@ -356,15 +357,13 @@ def parse_config(raw: Any, file: str | Path = "<config>") -> Experiment:
 def load_config(path: str | Path, check_reference: bool = True) -> Experiment:
     """Read, parse and validate an experiment config."""
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(str(path), [("(file)", str(path), "the config file does not exist")])
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
-        what = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(str(path), [(where, None, f"invalid YAML: {what}")]) from None
+        raw = load_yaml(path, "config file", _UniqueKeyLoader)
+    except UnreadableFile as exc:
+        raise ConfigError(str(path), [(exc.where, NOTHING, exc.what)]) from None
+    if raw is None:
+        raise ConfigError(str(path), [("(file)", NOTHING, "the file is empty (or only comments): expected a mapping with "
+                                       "name, protocol, datasets, methods")])
     exp = parse_config(raw, path)
     exp._source = path.resolve()
     ref = exp.reference_path()
@@ -396,6 +395,56 @@ def _density_method_problems(where: str, m: MethodEntry) -> list[tuple[str, Any,
     if m.vary is not None and m.vary.param not in allowed:
         problems.append((f"{where}.vary.param", m.vary.param, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
     return problems
+
+
+def _defaults(fam, tasks: list[str], solver: str | None) -> dict[str, Any]:
+    """Per parameter of the family's estimators for ``tasks``: ``(default value, scikit-learn constraints or None)``
+    (the estimator's ``_parameter_constraints``, scikit-learn's own declaration of what a parameter takes, or a
+    tkbench estimator's partial ``_config_constraints`` in the same format)."""
+    out: dict[str, Any] = {}
+    for task in tasks or [fam.tasks[0]]:
+        if task in fam.tasks:
+            est = fam.build(task, solver or fam.default_solver, {}, 0)
+            constraints = {**getattr(type(est), "_parameter_constraints", {}),
+                           **getattr(type(est), "_config_constraints", {})}
+            out.update({k: (v, constraints.get(k)) for k, v in est.get_params(deep=False).items()})
+    return out
+
+
+def _not_a_param(fam, key: str, allowed: set[str], tasks: list[str], solver: str | None) -> str:
+    """What to say about ``key``, which no estimator of the family takes for the config's tasks: the task it
+    belongs to when it is another task's parameter (epsilon is an SVR's), else the family's parameters."""
+    for other in fam.tasks:
+        if other not in tasks and key in fam.param_names(other, solver):
+            return (f"a parameter of {fam.name} for {other} only, and this config's datasets are "
+                    f"{' and '.join(tasks) or fam.tasks[0]} (parameters for {' and '.join(tasks)}: "
+                    f"{', '.join(sorted(allowed))})")
+    return f"a parameter of {fam.name}: {', '.join(sorted(allowed))}"
+
+
+def _type_problems(where: str, key: str, values: list[Any], defaults: dict[str, Any], listed: bool
+                   ) -> list[tuple[str, Any, str]]:
+    """Values a parameter cannot take. With the estimator's scikit-learn ``_parameter_constraints`` for ``key``,
+    those decide (``C: ten`` for an SVC: "must be a float in the range (0.0, inf]"); else the default's type does:
+    text for a number, anything but true / false for a flag (defaults that are text or None are not checked)."""
+    from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+
+    default, constraints = defaults.get(key, (None, None))
+    out = []
+    for i, value in enumerate(values):
+        at = f"{where}[{i}]" if listed else where
+        if constraints is not None:
+            try:
+                validate_parameter_constraints({key: constraints}, {key: value}, caller_name="the estimator")
+            except InvalidParameterError as exc:
+                said = str(exc).split(" must be ", 1)[-1].split(". Got ", 1)[0]
+                out.append((at, value, f"{said} ({key})"))
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                out.append((at, value, f"true or false ({key} is a flag; default {str(default).lower()})"))
+        elif isinstance(default, int | float) and isinstance(value, str | bool | list | dict):
+            out.append((at, value, f"a number ({key} defaults to {default!r})"))
+    return out
 
 
 def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
@@ -474,11 +523,17 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         # a parameter must belong to the family's estimator for at least one task of the config (epsilon is a
         # regressor's: in a mixed config it applies to the regression datasets only, see bench.plan)
         allowed = set().union(*(fam.param_names(t, m.solver) for t in (needed or [fam.tasks[0]]) if t in fam.tasks))
+        defaults = _defaults(fam, needed, m.solver)
+
+        def not_a_param(key: str, fam=fam, allowed=allowed, needed=needed, solver=m.solver) -> str:
+            return _not_a_param(fam, key, allowed, needed, solver)
         for key, value in m.params.items():
             if key == "solver":
                 problems.append((f"{where}.params.solver", value, "the solver in the method's 'solver' field"))
             elif key not in allowed:
-                problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+                problems.append((f"{where}.params.{key}", value, not_a_param(key)))
+            else:
+                problems.extend(_type_problems(f"{where}.params.{key}", key, [value], defaults, listed=False))
         grids = [fam.default_grid if m.grid is None else m.grid, *m.per_dataset_grid.values()]
         if exp.protocol.cv_score == "ls_error" and fam.path_param and any(fam.path_param in g for g in grids):
             problems.append((f"{where}.grid.{fam.path_param}", fam.path_param,
@@ -513,19 +568,20 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                                  f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
             for key, value in over.items():
                 if key == "solver" or key not in allowed:
-                    problems.append((f"{where}.per_dataset.{label}.{key}", value,
-                                     f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+                    problems.append((f"{where}.per_dataset.{label}.{key}", value, not_a_param(key)))
                 elif key in m.per_dataset_grid.get(label, m.grid or {}):
                     problems.append((f"{where}.per_dataset.{label}.{key}", value,
                                      "a parameter that is not in the CV grid"))
+                else:
+                    problems.extend(_type_problems(f"{where}.per_dataset.{label}.{key}", key, [value], defaults,
+                                                   listed=False))
         for label, grid in m.per_dataset_grid.items():
             if label not in labels:
                 problems.append((f"{where}.per_dataset_grid.{label}", grid,
                                  f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
             for key, values in grid.items():
                 if key not in allowed:
-                    problems.append((f"{where}.per_dataset_grid.{label}.{key}", values,
-                                     f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+                    problems.append((f"{where}.per_dataset_grid.{label}.{key}", values, not_a_param(key)))
                 elif len(values) == 0:
                     problems.append((f"{where}.per_dataset_grid.{label}.{key}", values, "a non-empty list of values"))
                 elif key in m.params or key in m.per_dataset.get(label, {}):
@@ -533,11 +589,13 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                                      "a parameter set in either params or grid, not both"))
         for key, values in (m.grid or {}).items():
             if key not in allowed:
-                problems.append((f"{where}.grid.{key}", values, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
+                problems.append((f"{where}.grid.{key}", values, not_a_param(key)))
             elif len(values) == 0:
                 problems.append((f"{where}.grid.{key}", values, "a non-empty list of values"))
             elif key in m.params:
                 problems.append((f"{where}.grid.{key}", values, "a parameter set in either params or grid, not both"))
+            else:
+                problems.extend(_type_problems(f"{where}.grid.{key}", key, values, defaults, listed=True))
         if m.vary is not None and exp.kind != "scaling":
             problems.append((f"{where}.vary", m.vary.param, "a vary axis only in a scaling experiment"))
         elif m.vary is not None and m.vary.param not in allowed:

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
+NOTHING: Any = type("Nothing", (), {"__repr__": lambda self: "(nothing)"})()
+"""A :class:`ConfigError` problem without a value to show (a missing key, a YAML syntax error, the whole file)."""
+
 
 class TkbenchError(Exception):
     """Base class: a problem the user can fix. The CLI prints ``str(err)`` and exits with ``exit_code``."""
@@ -18,8 +21,22 @@ class ConfigError(TkbenchError):
     def __init__(self, file: str, problems: list[tuple[str, Any, str]]):
         self.file = str(file)
         self.problems = problems
-        lines = [f"{self.file}: {path}: {_show(value)}: {expected}" for path, value, expected in problems]
+        lines = [f"{self.file}: {path}: {expected}" if value is NOTHING else f"{self.file}: {path}: {_show(value)}: {expected}"
+                 for path, value, expected in problems]
         super().__init__("invalid config\n" + "\n".join(lines) if len(lines) > 1 else lines[0])
+
+
+class InputError(TkbenchError):
+    """A file or folder given on the command line that cannot be used: missing, not what it should be, unreadable
+    or unwritable (a baseline, a results folder, a full disk)."""
+
+    exit_code = 2
+
+
+class BusyError(TkbenchError):
+    """The results folder is in use by another ``tkbench run``: try again when it has finished (exit 3)."""
+
+    exit_code = 3
 
 
 class DatasetError(TkbenchError):
@@ -39,5 +56,5 @@ class MissingDependencyError(TkbenchError):
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
+    text = "null" if value is None else repr(value)  # YAML's spelling of an empty value
     return text if len(text) <= 120 else text[:117] + "..."

@@ -1,10 +1,15 @@
-"""Failure isolation: every run executes in a child process supervised by the (joblib) worker.
+"""Failure isolation: every run executes in a child process supervised by the (joblib / dask / ray) worker.
 
-- an exception inside the run -> the child writes a ``failed`` row with the traceback;
-- the child dies (abort, segfault, out-of-memory kill) -> the supervisor writes a ``crashed`` row with the signal;
-- the run outlives ``timeout`` -> the supervisor kills the child's process group and writes a ``timeout`` row.
+- an exception inside the run -> the child's row is ``failed``, with the traceback;
+- the child dies (abort, segfault, out-of-memory kill) -> the supervisor makes a ``crashed`` row with the signal;
+- the run outlives ``timeout`` -> the supervisor kills the child's process group and makes a ``timeout`` row;
+- the client that asked for the run is gone (``kill -9`` of the sweep's main process, a dask client killed or
+  disconnected) -> the supervisor kills the child and returns no row (:func:`_client_gone`).
 
-The supervisor itself never raises, so one bad run cannot abort the joblib batch (GUIDE section 6).
+The child hands its row to the supervisor through a private file in the worker's temporary folder, and the
+supervisor returns it to the client, which alone writes rows into the results folder: a worker on another machine
+or in another working directory (an external dask cluster) never needs to see the results folder. The supervisor
+itself never raises, so one bad run cannot abort the batch (GUIDE section 6).
 
 Children come from a ``forkserver`` that has already imported the numerical stack (cheap, and safe even when the
 supervisor has threads). A daemonic worker (dask's default) may not have multiprocessing children; there the child
@@ -15,16 +20,16 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from tkbench.bench.store import ResultStore
 
 _PRELOAD = ["tkbench.bench.execute"]
 
@@ -43,7 +48,8 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, die_with_parent: bool = True) -> None:
+def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, result: str,
+                die_with_parent: bool = True) -> None:
     if die_with_parent:  # the forkserver is single-threaded; a thread-pool parent (dask) could exit under us
         _die_with_parent()
     try:
@@ -51,8 +57,9 @@ def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, die_wi
     except OSError:
         pass  # already a session leader (the subprocess path starts a new session)
     from tkbench.bench.execute import execute
+    from tkbench.bench.store import write_json_atomic
 
-    ResultStore(root).write_row(execute(spec, context, root=root))
+    write_json_atomic(Path(result), execute(spec, context, root=root))
 
 
 def _signal_name(code: int) -> str:
@@ -73,10 +80,10 @@ def _kill_group(pid: int) -> None:
 class _Fork:
     """A child from the forkserver."""
 
-    def __init__(self, spec, context, root):
+    def __init__(self, spec, context, root, result):
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(_PRELOAD)
-        self.proc = ctx.Process(target=_child_main, args=(spec, context, root), daemon=False)
+        self.proc = ctx.Process(target=_child_main, args=(spec, context, root, result), daemon=False)
         self.proc.start()
         self.pid = self.proc.pid
 
@@ -92,10 +99,10 @@ class _Fork:
 class _Subprocess:
     """A child that is a fresh interpreter (for daemonic workers)."""
 
-    def __init__(self, spec, context, root):
+    def __init__(self, spec, context, root, result):
         fd, self.payload = tempfile.mkstemp(prefix="tkbench-run-", suffix=".json")
         with os.fdopen(fd, "w") as fh:
-            json.dump({"spec": spec, "context": context, "root": root}, fh)
+            json.dump({"spec": spec, "context": context, "root": root, "result": result}, fh)
         self.proc = subprocess.Popen([sys.executable, "-m", "tkbench.bench.child", self.payload],
                                      start_new_session=True)
         self.pid = self.proc.pid
@@ -115,49 +122,92 @@ class _Subprocess:
         return code  # negative: killed by that signal
 
 
-def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> dict[str, Any]:
-    """Run ``spec`` in a child process and make sure exactly one row for its key exists afterwards.
+POLL_SECONDS = 0.5  # how often a supervisor looks at its run's clock and at its client
 
-    Returns a small summary (key, cell, split, size, status, metric value, seconds) for progress reporting.
+
+def _client_gone(context: dict[str, Any]) -> Callable[[], str | None]:
+    """A check telling why the run's client no longer wants the run, or None while it does.
+
+    - in a dask worker: the run's task was cancelled or released (its client was killed, disconnected or cancelled
+      it); dask cannot interrupt a running task, so its supervisor has to look;
+    - in a worker process of the client (loky): the client died (``kill -9`` of the main process alone), seen as
+      this process being re-parented (also when that happened before the run started: a task already queued).
+    """
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+
+        worker, key = get_worker(), getattr(thread_state, "key", None)
+    except (ImportError, ValueError):
+        worker = key = None
+    if worker is not None and key is not None:
+        def cancelled() -> str | None:
+            task = worker.state.tasks.get(key)
+            return None if task is not None and task.state in ("executing", "long-running") else \
+                f"the dask task was {'released' if task is None else task.state} (client gone or run cancelled)"
+        return cancelled
+    client = context.get("client_pid")
+    if client is None or not mp.current_process().name.startswith("LokyProcess"):
+        return lambda: None  # the client runs the run itself (-j 1; ray: its own workers die with the driver)
+    return lambda: None if os.getppid() == client else f"the client process {client} died"
+
+
+def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> dict[str, Any]:
+    """Run ``spec`` in a child process and return its row with a small summary for progress reporting.
+
+    Returns ``{key, cell, split, size, status, metric, value, seconds, error, row}``; the caller writes ``row``
+    into the results folder. ``root`` is that folder (absolute), used by the run for shared tuning only.
     """
     from tkbench.bench.execute import base_row, now
 
-    store = ResultStore(root)
     context = {**context, "attempt": uuid.uuid4().hex}
     t0 = time.perf_counter()
     timeout = spec.get("timeout")
+    gone = _client_gone(context)
+    row: dict[str, Any] | None = None
     status, error = None, None
-    child = None
+    scratch = tempfile.mkdtemp(prefix="tkbench-row-")
+    result = os.path.join(scratch, "row.json")
     try:
-        child = (_Subprocess if mp.current_process().daemon else _Fork)(spec, context, root)
+        child = (_Subprocess if mp.current_process().daemon else _Fork)(spec, context, root, result)
         try:
-            code = child.wait(timeout)
+            code, why = _wait(child, timeout, gone)
         except KeyboardInterrupt:  # Ctrl-C / SIGTERM of the sweep: the run dies with it, no row is written
             _kill_group(child.pid)  # (otherwise multiprocessing would join the child at exit, i.e. let it finish)
             child.reap()
             raise
-        if code is None:  # still running at the limit
+        if why is not None:  # the client is gone: nobody will store the row
+            _kill_group(child.pid)
+            child.reap()
+            if why.startswith("the client process"):
+                os._exit(1)  # a worker process whose client died: it has nothing left to do
+            status, error = "cancelled", why
+        elif code is None:  # still running at the limit
             _kill_group(child.pid)
             child.reap()
             status, error = "timeout", f"killed after exceeding the run timeout of {timeout:g} s"
         else:
             code = child.reap() if isinstance(child, _Subprocess) else code
-            row = store.read_row(spec["key"])
-            if row is not None and row.get("attempt") == context["attempt"]:
+            try:
+                row = json.loads(Path(result).read_text(encoding="utf-8"))
                 status = row["status"]
-            elif code is not None and code < 0:
-                status, error = "crashed", f"worker process died of {_signal_name(code)} (exit code {code})"
-            else:
-                status, error = "crashed", f"worker process exited with code {code} without writing its result"
-    except Exception as exc:  # the supervisor must never raise into joblib
+            except (OSError, ValueError, KeyError):
+                row = None
+                if code is not None and code < 0:
+                    status, error = "crashed", f"worker process died of {_signal_name(code)} (exit code {code})"
+                else:
+                    status, error = "crashed", f"worker process exited with code {code} without writing its result"
+    except Exception as exc:  # the supervisor must never raise into the batch
         status, error = "crashed", f"could not supervise the run: {type(exc).__name__}: {exc}"
-    if status in ("timeout", "crashed"):
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if status == "cancelled":  # (a dask task nobody waits for: its result is dropped)
+        row = None
+    elif row is None:
         row = base_row(spec, context)
         row.update(status=status, error=error, total_seconds=time.perf_counter() - t0, finished_at=now())
-        store.write_row(row)
-    else:
-        row = store.read_row(spec["key"]) or {}
-    metric = row.get("metric")
+    row_or_empty = row or {}
+    metric = row_or_empty.get("metric")
     return {
         "key": spec["key"],
         "cell": f"{spec['label']}/{spec['method']}",
@@ -165,12 +215,28 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
         "size": spec.get("size"),
         "status": status,
         "metric": metric,
-        "value": row.get(metric) if metric else None,
+        "value": row_or_empty.get(metric) if metric else None,
         "seconds": time.perf_counter() - t0,
-        "error": row.get("error"),
+        "error": row_or_empty.get("error", error),
+        "row": row,
     }
+
+
+def _wait(child, timeout: float | None, gone: Callable[[], str | None]) -> tuple[int | None, str | None]:
+    """Wait for the child until it exits (its exit code), the timeout (None) or the client is gone (the reason)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - time.monotonic())
+        code = child.wait(max(left, 0.0))
+        if code is not None:
+            return code, None
+        why = gone()
+        if why is not None:
+            return None, why
+        if deadline is not None and time.monotonic() >= deadline:
+            return None, None
 
 
 def _subprocess_entry(payload: str) -> None:
     data = json.loads(Path(payload).read_text())
-    _child_main(data["spec"], data["context"], data["root"], die_with_parent=False)
+    _child_main(data["spec"], data["context"], data["root"], data["result"], die_with_parent=False)

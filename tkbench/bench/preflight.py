@@ -3,10 +3,13 @@ reported at once, as bad input (exit 2), also by ``--dry-run``.
 
 - every dataset the pending runs need is loaded once: a changed or missing data file (sha256 against the registry)
   stops here, not run by run;
-- ``subsample`` must not exceed the dataset's rows (it used to be ignored silently).
+- ``subsample`` must not exceed the dataset's rows (it used to be ignored silently);
+- ``cv_folds`` must not exceed the rows of a training part that is tuned by CV (k-fold CV needs k rows at least;
+  every split's training part is drawn here, as the run will draw it, so the smallest one is checked).
 """
 from __future__ import annotations
 
+from tkbench.bench.execute import split_rows
 from tkbench.config import Experiment
 from tkbench.data import load_dataset
 from tkbench.errors import ConfigError, DatasetError
@@ -28,5 +31,16 @@ def check_data(exp: Experiment, specs) -> None:
         if sub is not None and sub > len(data.y) and exp.kind != "density":
             field = f"datasets[{i}].subsample" if ds.subsample is not None else "protocol.subsample"
             problems.append((field, sub, f"at most {len(data.y)} (the rows of {ds.label})"))
+            continue
+        tuned = [s for s in specs if s.label == ds.label and s.grid and s.kind != "density"]
+        smallest = min(((len(split_rows(data, s.to_dict(), s.split, s.seed)[0]), s) for s in
+                        {(s.split, s.size, s.seed): s for s in tuned}.values()), default=None,
+                       key=lambda pair: pair[0])
+        if smallest is not None and smallest[0] < exp.protocol.cv_folds:
+            rows, s = smallest
+            problems.append(("protocol.cv_folds", exp.protocol.cv_folds,
+                             f"at most {rows}: the training part of {ds.label} split {s.split}"
+                             + (f" (m = {s.size})" if s.size is not None else "") + f" has {rows} rows for the CV "
+                             f"of {s.method} (lower cv_folds, or give the method fixed params and grid: {{}})"))
     if problems:
         raise ConfigError(str(exp.source or exp.name), problems)

@@ -29,9 +29,9 @@ from tkbench.bench import backends, provenance
 from tkbench.bench.isolation import run_isolated
 from tkbench.bench.plan import RunSpec, make_plan
 from tkbench.bench.preflight import check_data
-from tkbench.bench.store import ResultStore, write_json_atomic
+from tkbench.bench.store import ResultStore, unwritable, write_json_atomic
 from tkbench.config import Experiment
-from tkbench.errors import TkbenchError
+from tkbench.errors import InputError
 
 
 @dataclass
@@ -43,14 +43,32 @@ class RunOutcome:
     summaries: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     not_ok: list[str] = field(default_factory=list)  # one line per cell with planned runs not ok at the end
+    out: Path | None = None  # the results folder (absolute)
 
     @property
     def ok(self) -> bool:
         return all(s["status"] == "ok" for s in self.summaries)
 
 
+PROJECT_MARKERS = ("pyproject.toml", ".git", "results")
+
+
+def project_dir(config: Path | None) -> Path:
+    """The folder whose ``results/`` holds a config's rows: the nearest folder above the config file with a
+    ``pyproject.toml``, a ``.git`` or a ``results`` folder, else the config's own folder (the current directory for
+    a config without a file). It does not depend on where the command is typed."""
+    if config is None:
+        return Path.cwd()
+    config = Path(config).absolute()
+    for folder in config.parents:
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return config.parent
+
+
 def default_out_dir(exp: Experiment) -> Path:
-    return Path("results") / exp.name
+    """``<project>/results/<config name>`` (:func:`project_dir`): the same folder from any working directory."""
+    return project_dir(exp.source) / "results" / exp.name
 
 
 def todo(plan: list[RunSpec], store: ResultStore, force: bool) -> list[RunSpec]:
@@ -70,7 +88,7 @@ def adopt(plan: list[RunSpec], store: ResultStore, sources: list[str | Path], wr
     others = [ResultStore(src) for src in sources]
     for src, other in zip(sources, others, strict=True):
         if not other.root.is_dir():
-            raise TkbenchError(f"--reuse {src}: no such results folder")
+            raise InputError(f"--reuse {src}: no such results folder")
     adopted: set[str] = set()
     for spec in plan:
         if statuses.get(spec.key) == "ok":
@@ -104,32 +122,55 @@ def run_experiment(
     progress: bool = True,
     reuse: list[str | Path] | None = None,
 ) -> RunOutcome:
+    """Run the plan of ``exp`` (or show it, ``dry_run``) into ``out_dir`` (default :func:`default_out_dir`).
+
+    The folder is locked for the whole sweep (a second sweep into it stops with :class:`BusyError`) and checked
+    writable before any run; rows come back from the workers and are written here, so a write failure (full disk)
+    stops the sweep with a clear error and keeps every row written before it."""
     console = console or Console(stderr=True)
-    out = Path(out_dir) if out_dir else default_out_dir(exp)
+    out = (Path(out_dir) if out_dir else default_out_dir(exp)).absolute()
     store = ResultStore(out)
     plan = make_plan(exp, only=only, splits=splits)
-    adopted: set[str] = set()
-    if reuse and not force:
-        adopted = adopt(plan, store, reuse, write=not dry_run)
-        if adopted:
-            console.print(f"{len(adopted)} finished run(s) {'can be' if dry_run else 'were'} taken over from "
-                          f"{', '.join(map(str, reuse))} (same run keys)")
-    pending = todo(plan, store, force)
-    check_data(exp, pending)  # bad data or sizes: one error now (exit 2), not one failed run per split
-    outcome = RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0)
     if dry_run:
+        adopted = adopt(plan, store, reuse, write=False) if reuse and not force else set()
+        _print_adopted(console, adopted, reuse, dry_run)
+        pending = todo(plan, store, force)
+        check_data(exp, pending)
         _print_plan(console, plan, pending, out, adopted)
-        return outcome
-    if exp.source is not None:
-        store.save_config(exp.source.read_text(encoding="utf-8"))
-        # relative to the results folder, so that a clone elsewhere still finds the config (and its reference)
-        write_json_atomic(out / "meta.json", {"config_source": os.path.relpath(exp.source, out.resolve())})
+        return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
+    with store.lock():
+        store.check_writable()  # a read-only or full folder: one error now, not after computing a run
+        adopted = adopt(plan, store, reuse, write=True) if reuse and not force else set()
+        _print_adopted(console, adopted, reuse, dry_run)
+        pending = todo(plan, store, force)
+        check_data(exp, pending)  # bad data or sizes: one error now (exit 2), not one failed run per split
+        return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address,
+                      console=console, progress=progress)
+
+
+def _print_adopted(console: Console, adopted: set[str], reuse: list[str | Path] | None, dry_run: bool) -> None:
+    if adopted:
+        console.print(f"{len(adopted)} finished run(s) {'can be' if dry_run else 'were'} taken over from "
+                      f"{', '.join(map(str, reuse or []))} (same run keys)")
+
+
+def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: ResultStore, *, n_jobs: int,
+           backend: str, address: str | None, console: Console, progress: bool) -> RunOutcome:
+    out = store.root
+    outcome = RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
+    try:
+        if exp.source is not None:
+            store.save_config(exp.source.read_text(encoding="utf-8"))
+            # relative to the results folder, so that a clone elsewhere still finds the config (and its reference)
+            write_json_atomic(out / "meta.json", {"config_source": os.path.relpath(exp.source, out.resolve())})
+    except OSError as exc:
+        raise unwritable(out, exc) from None
     n_workers = 1 if backend == "loky" and n_jobs == 1 else n_jobs
     threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers)))
-    context = provenance.collect(n_workers, backend, threads)
+    context = {**provenance.collect(n_workers, backend, threads), "client_pid": os.getpid()}
     console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
                   f"{len(pending)} to run on {n_workers} worker(s) ({backend}), {threads} BLAS thread(s) each "
-                  f"-> {out}")
+                  f"-> {display_path(out)}")
     t0 = time.perf_counter()
     if pending:
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -141,6 +182,12 @@ def run_experiment(
             with backends.parallel(backend, n_jobs, address) as par:
                 jobs = (delayed(run_isolated)(s.to_dict(), context, str(out)) for s in pending)
                 for summary in par(jobs):
+                    row = summary.pop("row", None)
+                    if row is not None:
+                        try:
+                            store.write_row(row)
+                        except OSError as exc:  # full disk, folder made read-only: stop, keep what is written
+                            raise unwritable(out, exc) from None
                     outcome.executed += 1
                     outcome.counts[summary["status"]] += 1
                     outcome.summaries.append(summary)
@@ -154,6 +201,14 @@ def run_experiment(
     outcome.seconds = time.perf_counter() - t0
     outcome.not_ok = _print_summary(console, store, plan, outcome)
     return outcome
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the current directory when it lies below it, else absolute."""
+    try:
+        return str(Path(path).absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(Path(path).absolute())
 
 
 def _log_line(summary: dict[str, Any], done: int, total: int) -> str:

@@ -1,18 +1,29 @@
 """Result storage: one JSON file per run, ``<out>/rows/<key>.json``, written to a temp name then renamed.
 
-Several workers never share a file, a half-written row is never visible, and a killed sweep leaves only complete
-rows; re-running skips keys whose row says ``ok`` and retries the rest. The config that produced the rows is
-copied beside them (``config.yaml``) so that ``tkbench report`` and ``tkbench check`` need only the folder.
+Only the sweep's main process writes rows (workers return them), a half-written row is never visible, and a
+killed sweep leaves only complete rows; re-running skips keys whose row says ``ok`` and retries the rest. The config
+that produced the rows is copied beside them (``config.yaml``) so that ``tkbench report`` and ``tkbench check`` need
+only the folder. One ``tkbench run`` at a time owns a folder (:meth:`ResultStore.lock`, ``<out>/.lock``): a second
+one stops with a message naming the first, instead of computing the same runs twice.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import socket
+import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tkbench.errors import BusyError, InputError
 
 ROWS = "rows"
 CONFIG = "config.yaml"
@@ -45,6 +56,18 @@ def write_json_atomic(path: Path, data: Any) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+NO_WRITE = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+            errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+            errno.EPERM: "permission denied", errno.ENOTDIR: "a part of the path is a file, not a folder"}
+
+
+def unwritable(root: Path, exc: OSError) -> InputError:
+    """The error for a results folder that cannot take a write: what, where, and that finished rows are kept."""
+    why = NO_WRITE.get(exc.errno or 0, exc.strerror or str(exc))
+    return InputError(f"{root}: cannot write results there ({why}). Rows already written are kept; fix it (or give "
+                      "another --out) and run the same command again to resume")
 
 
 class ResultStore:
@@ -83,6 +106,48 @@ class ResultStore:
             if isinstance(row, dict) and row.get("key") == path.stem:  # a copied or renamed file is not a row
                 out.append(row)
         return out
+
+    def check_writable(self) -> None:
+        """Create the folder and write (then remove) a probe file; :func:`unwritable` error if that fails, so that
+        a read-only or full results folder is found before any run is computed."""
+        try:
+            self.rows_dir.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".probe.", dir=self.rows_dir)
+            try:
+                os.write(fd, b"tkbench write probe\n" * 64)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                os.unlink(probe)
+        except OSError as exc:
+            raise unwritable(self.root, exc) from None
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the folder's lock (``<root>/.lock``, an advisory ``flock``, released when the process ends, even
+        by ``kill -9``) while a sweep writes; :class:`~tkbench.errors.BusyError` naming the holder if taken."""
+        path = self.root / ".lock"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held for the block)
+        except OSError as exc:
+            raise unwritable(self.root, exc) from None
+        try:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "another process"
+                raise BusyError(f"{self.root}: in use by another `tkbench run` ({holder}). Wait for it to finish and "
+                                "run again to resume what is left, or give this run another --out") from None
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()} on {socket.gethostname()}, since "
+                     f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S')} UTC: {' '.join(sys.argv[:3])}")
+            fh.flush()
+            yield
+        finally:
+            fh.close()
 
     def save_config(self, text: str) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from tkbench.errors import ChecksumError, DatasetError
+from tkbench.textfile import UnreadableFile, load_yaml
 
 _OPS = {
     ">": np.greater,
@@ -74,8 +74,16 @@ class Dataset:
 
 @lru_cache(maxsize=4)
 def _load_registry_file(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)["datasets"]
+    try:
+        doc = load_yaml(path, "dataset registry")
+    except UnreadableFile as exc:
+        raise DatasetError(f"{path}: {exc.where}: {exc.what}") from None
+    entries = doc.get("datasets") if isinstance(doc, dict) else None
+    if not isinstance(entries, dict) or not all(isinstance(e, dict) and isinstance(e.get("files"), list)
+                                                for e in entries.values()):
+        raise DatasetError(f"{path}: not a dataset registry: expected a mapping 'datasets' of name -> entry with "
+                           "'files' (see the datasets section of README.md)")
+    return entries
 
 
 def registry() -> dict[str, dict[str, Any]]:

@@ -5,7 +5,8 @@
 - ``raise``: raises RuntimeError in ``fit`` (recorded as ``failed`` with the traceback);
 - ``abort``: calls ``os.abort()`` (the worker dies of SIGABRT: recorded as ``crashed``);
 - ``sigkill``: kills its own process with SIGKILL, as the out-of-memory killer does (``crashed``);
-- ``sleep``: sleeps ``seconds`` (beyond the run timeout: ``timeout``).
+- ``sleep``: sleeps ``seconds`` (beyond the run timeout: ``timeout``); with ``heartbeat`` (a file path) it
+  appends a line to that file every 0.2 s while it sleeps, so that a test can see whether the run still lives.
 """
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ from tkbench.learners.registry import Family, register
 
 
 class _DebugBase(BaseEstimator):
-    def __init__(self, mode: str = "ok", seconds: float = 3600.0):
+    def __init__(self, mode: str = "ok", seconds: float = 3600.0, heartbeat: str | None = None):
         self.mode = mode
         self.seconds = seconds
+        self.heartbeat = heartbeat
 
     def _misbehave(self) -> None:
         if self.mode == "raise":
@@ -33,7 +35,12 @@ class _DebugBase(BaseEstimator):
         if self.mode == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
         if self.mode == "sleep":
-            time.sleep(self.seconds)
+            end = time.monotonic() + self.seconds
+            while time.monotonic() < end:
+                if self.heartbeat:
+                    with open(self.heartbeat, "a", encoding="utf-8") as fh:
+                        fh.write(f"{os.getpid()}\n")
+                time.sleep(min(0.2, max(0.0, end - time.monotonic())))
         if self.mode not in ("ok", "raise", "abort", "sigkill", "sleep"):
             raise ValueError(f"unknown debug mode {self.mode!r}")
 

@@ -24,9 +24,13 @@ Figure 1 on Sonar; :mod:`tkbench.bench.landscape`).
 """
 from __future__ import annotations
 
+from numbers import Real
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.kernel_ridge import KernelRidge
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tkbench.kernels.combination import BASES, combination_kernel, make_base_kernels
@@ -40,6 +44,10 @@ SOLVERS = ("pgd", "fixed")
 
 class _NKRRBase(BaseEstimator):
     """The shared parameters (scikit-learn reads them from this signature in both estimators)."""
+
+    # what mu0 takes, in scikit-learn's constraint format, for the config check (tkbench.config; fit checks again).
+    # (Not ``_parameter_constraints``: scikit-learn's checks would then expect every parameter declared.)
+    _config_constraints: ClassVar[dict] = {"mu0": [Real, "array-like", StrOptions({"uniform"})]}
 
     def __init__(self, degree=2, base="linear_feature", norm=2, mu0=0.0, Lambda=1.0, lam=1.0, solver="pgd",
                  eta=None, line_search=True, tol=1e-4, max_iter=100, constant=True, width=1.0,

@@ -18,7 +18,7 @@ from tkbench.bench.plan import make_plan
 from tkbench.bench.runner import load_saved_experiment
 from tkbench.bench.store import ResultStore
 from tkbench.config import Experiment
-from tkbench.errors import TkbenchError
+from tkbench.errors import InputError
 
 STATUSES = ("ok", "failed", "timeout", "crashed")
 HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "mse": False, "mae": False, "r2": True,
@@ -41,7 +41,7 @@ def load_results(results_dir: str | Path, config: str | Path | None = None) -> R
     root = Path(results_dir)
     store = ResultStore(root)
     if not store.config_path.exists():
-        raise TkbenchError(f"{root}: not a results folder (no config.yaml; was it written by `tkbench run`?)")
+        raise InputError(f"{root}: not a results folder (no config.yaml; was it written by `tkbench run`?)")
     if config is not None:
         from tkbench.config import load_config
 

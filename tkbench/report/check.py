@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from tkbench.errors import TkbenchError
+from tkbench.errors import InputError
 from tkbench.report.aggregate import HIGHER_IS_BETTER, load_results, summarize
 
 FORMAT = 1
@@ -58,11 +58,11 @@ def _load_baseline(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise TkbenchError(f"{path}: baseline file not found (write one with `tkbench baseline`)") from None
+        raise InputError(f"{path}: baseline file not found (write one with `tkbench baseline`)") from None
     except json.JSONDecodeError as exc:
-        raise TkbenchError(f"{path}: not valid JSON ({exc})") from None
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
     if data.get("format") != FORMAT or not isinstance(data.get("entries"), list):
-        raise TkbenchError(f"{path}: not a tkbench baseline (expected format {FORMAT} with 'entries')")
+        raise InputError(f"{path}: not a tkbench baseline (expected format {FORMAT} with 'entries')")
     return data
 
 

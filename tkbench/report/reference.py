@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tkbench.textfile import UnreadableFile, load_yaml
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,11 @@ class PaperValue:
 class Reference:
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.data: dict[str, Any] = yaml.safe_load(self.path.read_text(encoding="utf-8"))
+        data = load_yaml(self.path, "reference file")
+        if not isinstance(data, dict):
+            raise UnreadableFile(self.path, "(file)", "expected a mapping with source, table, metric and results "
+                                 "(see 'Reference files' in README.md)")
+        self.data: dict[str, Any] = data
         self.results: dict[str, dict[str, Any]] = self.data.get("results") or {}
 
     @property

@@ -1,0 +1,162 @@
+"""Processes that outlive their sweep, and sweeps that share a results folder (issue 22).
+
+- ``kill -9`` of a sweep's main process alone: its loky workers notice at their next poll, kill their run and
+  exit (``isolation._client_gone``), instead of computing for minutes with nobody to store the rows;
+- two sweeps into one folder: the second stops at once with exit 3 and the first finishes every run, each row
+  written once (the folder lock, ``ResultStore.lock``).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import tiny_config
+
+from tkbench.bench.plan import make_plan
+from tkbench.bench.store import ResultStore
+from tkbench.config import load_config
+
+
+def _session(sid: int) -> list[int]:
+    """The processes still alive in session ``sid`` (a sweep started with ``start_new_session``)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # (state, ppid, pgrp, session, ...)
+            alive.append(int(entry.name))
+    return alive
+
+
+def _sleepers(write_config, seconds: int, splits: int = 2):
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"].update(splits=splits, timeout=600)
+    cfg["methods"] = [{"name": "slow", "family": "debug_fail", "params": {"mode": "sleep", "seconds": seconds}}]
+    return write_config(cfg)
+
+
+def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_path):
+    path = _sleepers(write_config, seconds=60)
+    proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out",
+                             str(tmp_path / "out"), "--no-progress"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(12)  # both runs are sleeping in their children by now
+    assert len(_session(proc.pid)) >= 7, "main, 2 workers, their forkservers and runs should be alive"
+    os.kill(proc.pid, signal.SIGKILL)  # the main process only, not its group
+    proc.wait()
+    deadline = time.time() + 20
+    while time.time() < deadline and _session(proc.pid):
+        time.sleep(0.2)
+    assert _session(proc.pid) == [], "workers or runs outlived the killed sweep"
+    assert not list((tmp_path / "out" / "rows").glob("*.json"))  # nobody wrote the lost runs
+
+
+def test_two_sweeps_into_one_folder(write_config, tmp_path):
+    path = _sleepers(write_config, seconds=2, splits=3)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(out), "--no-progress"]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (out / ".lock").exists():
+        time.sleep(0.1)
+    time.sleep(1.0)
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 3, second.stdout + second.stderr
+    assert "in use by another `tkbench run`" in second.stderr and f"pid {first.pid}" in second.stderr
+    assert first.wait(timeout=120) == 0, first.stdout.read()
+    rows = ResultStore(out).rows()
+    assert sorted(r["key"] for r in rows) == sorted(s.key for s in make_plan(load_config(path)))
+    assert all(r["status"] == "ok" for r in rows)
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)  # the lock went with the first
+    assert again.returncode == 0 and "3 already done" in again.stderr.replace("\n", " ")
+
+
+def _start_dask_cluster(tmp_path: Path) -> tuple[list[subprocess.Popen], str]:
+    """A real scheduler and two single-thread workers on 127.0.0.1, started in their own working directory."""
+    bin_dir = Path(sys.executable).parent
+    where = tmp_path / "cluster_cwd"
+    where.mkdir()
+    info = tmp_path / "scheduler.json"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    procs = [subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                               "--no-dashboard", "--scheduler-file", str(info)], cwd=where, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
+    deadline = time.time() + 60
+    while time.time() < deadline and not info.exists():
+        time.sleep(0.2)
+    import json
+
+    address = json.loads(info.read_text())["address"]
+    for _ in range(2):
+        procs.append(subprocess.Popen([str(bin_dir / "dask"), "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                       "--no-dashboard", "--host", "127.0.0.1"], cwd=where, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+    from distributed import Client
+
+    with Client(address, timeout=60) as client:
+        client.wait_for_workers(2, timeout=120)
+    return procs, address
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for proc in reversed(procs):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+@pytest.mark.slow
+def test_external_dask_cluster_rows_come_back_and_a_killed_client_cancels_its_runs(write_config, tmp_path):
+    pytest.importorskip("distributed")
+    procs, address = _start_dask_cluster(tmp_path)
+    try:
+        client_cwd = tmp_path / "client_cwd"
+        client_cwd.mkdir()
+        cfg = tiny_config()
+        cfg["protocol"]["splits"] = 2
+        path = write_config(cfg)
+        cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--backend", "dask", "--address", address,
+               "-j", "2", "--out", "results/ext", "--no-progress"]  # a relative --out: the client's directory
+        done = subprocess.run(cmd, cwd=client_cwd, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        rows = ResultStore(client_cwd / "results" / "ext").rows()
+        assert sorted(r["key"] for r in rows) == sorted(s.key for s in make_plan(load_config(path)))
+        assert all(r["status"] == "ok" for r in rows)
+        assert not (tmp_path / "cluster_cwd" / "results").exists()  # nothing written where the workers run
+
+        beat = tmp_path / "heartbeat.txt"
+        slow = tiny_config(name="slow")
+        slow["datasets"] = ["liver"]
+        slow["protocol"].update(splits=2, timeout=600)
+        slow["methods"] = [{"name": "slow", "family": "debug_fail",
+                            "params": {"mode": "sleep", "seconds": 120, "heartbeat": str(beat)}}]
+        slow_path = write_config(slow, "slow.yaml")
+        client = subprocess.Popen([*cmd[:4], str(slow_path), *cmd[5:-2], "results/slow", "--no-progress"],
+                                  cwd=client_cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and len(set(beat.read_text().split()) if beat.exists() else ()) < 2:
+            time.sleep(0.2)
+        assert len(set(beat.read_text().split())) == 2, "both runs should be sleeping on the cluster"
+        os.kill(client.pid, signal.SIGKILL)
+        client.wait()
+        time.sleep(10)  # the scheduler sees the client gone, the workers' supervisors see their tasks released
+        size = beat.stat().st_size
+        time.sleep(3)
+        assert beat.stat().st_size == size, "a run of the killed client still runs on the cluster"
+        assert not list((client_cwd / "results" / "slow" / "rows").glob("*.json"))
+        assert all(p.poll() is None for p in procs), "the cluster itself stays up"
+    finally:
+        _stop(procs)

@@ -1,0 +1,62 @@
+"""Reading the user's text files (configs, the dataset registry, reference YAMLs) with one clear error each.
+
+A missing file, a folder, a binary or non-UTF-8 file and a YAML syntax error all become an
+:class:`~tkbench.errors.InputError` (exit 2) that names the file, where the problem is and what was found, never a
+traceback.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tkbench.errors import InputError
+
+
+class UnreadableFile(InputError):
+    """The file cannot be read as text. ``where`` is ``(file)`` or ``line L, column C``; ``what`` the problem."""
+
+    def __init__(self, path: str | Path, where: str, what: str):
+        self.path, self.where, self.what = str(path), where, what
+        super().__init__(f"{self.path}: {where}: {what}")
+
+
+def read_text(path: str | Path, kind: str = "file") -> str:
+    """The text of ``path`` decoded as UTF-8; ``kind`` names what was expected in messages ("config file")."""
+    path = Path(path)
+    if not path.exists():
+        raise UnreadableFile(path, "(file)", f"the {kind} does not exist")
+    if path.is_dir():
+        raise UnreadableFile(path, "(file)", f"a folder, not a {kind}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UnreadableFile(path, "(file)", f"cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in data[:8192]:
+        raise UnreadableFile(path, "(file)", f"a binary file, not a {kind} (YAML text)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UnreadableFile(path, f"line {line}", f"byte 0x{data[exc.start]:02x} at offset {exc.start} is not "
+                             f"UTF-8: save the {kind} as UTF-8 text") from None
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
+    """``(where, what)`` of a YAML error: the line and column, and the parser's own words with what it found."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    return where, f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+
+
+def load_yaml(path: str | Path, kind: str = "YAML file", loader: type = yaml.SafeLoader) -> Any:
+    """The parsed YAML document of ``path`` (None for an empty file); errors as :class:`UnreadableFile`."""
+    text = read_text(path, kind)
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        where, what = yaml_problem(exc)
+        raise UnreadableFile(path, where, what) from None

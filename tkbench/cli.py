@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tkbench.errors import TkbenchError
+from tkbench.terminal import keep_whole
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -165,17 +166,48 @@ def make_baseline(
 
 
 @app.command()
-def methods() -> None:
-    """The method families and their solvers, tasks and default CV grids."""
-    from tkbench.learners import visible_families
+def methods(
+    family: str = typer.Argument(None, help="a family: list its parameters with defaults and meaning"),
+    task: str = typer.Option(None, "--task", help="classification | regression (default: the family's first)"),
+) -> None:
+    """The method families (solvers, tasks, default CV grids); with FAMILY, its parameters."""
+    from tkbench.learners import FAMILIES, visible_families
 
+    if family is not None:
+        fam = FAMILIES.get(family)
+        if fam is None:
+            err.print(f"[red]error:[/] unknown family {family!r}: expected one of "
+                      f"{', '.join(f.name for f in visible_families())}", soft_wrap=True)
+            raise typer.Exit(2)
+        if task is not None and task not in fam.tasks:
+            err.print(f"[red]error:[/] --task {task!r}: {family} supports {', '.join(fam.tasks)}")
+            raise typer.Exit(2)
+        _family_parameters(fam, task)
+        return
     table = Table(title="method families")
     for col in ("family", "solvers", "tasks", "scaling", "default grid", "description"):
         table.add_column(col)
     for fam in visible_families():
         grid = ", ".join(f"{k}: {_short(v)}" for k, v in fam.default_grid.items()) or "-"
         table.add_row(fam.name, ", ".join(fam.solvers), ", ".join(fam.tasks), fam.scaler, grid, fam.description)
-    out.print(table)
+    out.print(keep_whole(table, "family", "solvers"))
+
+
+def _family_parameters(fam, task: str | None) -> None:
+    from tkbench.learners.describe import parameters
+
+    task = task or fam.tasks[0]
+    table = Table(title=f"{fam.name} ({task}): parameters for params / grid in a config")
+    for col in ("parameter", "default", "default grid", "meaning"):
+        table.add_column(col)
+    for p in parameters(fam, task):
+        if p.name == "solver":  # set by the method's own 'solver' field (listed below)
+            continue
+        table.add_row(p.name, repr(p.default), _short(p.grid) if p.grid else "-", p.meaning or "-")
+    out.print(keep_whole(table, "parameter"))
+    out.print(f"solvers: {', '.join(fam.solvers)} (default {fam.default_solver}); tasks: {', '.join(fam.tasks)}; "
+              f"input scaling: {fam.scaler}" + (f"; reference: {fam.reference}" if fam.reference else ""),
+              soft_wrap=True)
 
 
 def _short(values: list) -> str:
@@ -202,7 +234,7 @@ def datasets_list() -> None:
                           "synthetic")
     except TkbenchError as exc:
         _fail(exc)
-    out.print(table)
+    out.print(keep_whole(table, "name"))
 
 
 @datasets_app.command("verify")

@@ -58,3 +58,12 @@ class MissingDependencyError(TkbenchError):
 def _show(value: Any) -> str:
     text = "null" if value is None else repr(value)  # YAML's spelling of an empty value
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def first_line(message: str, width: int = 240) -> str:
+    """The first line of an error message, shortened at a word boundary (marked " …") when longer than ``width``:
+    a report never shows a message cut in the middle of a word."""
+    import textwrap
+
+    line = (str(message).strip().splitlines() or [""])[0]
+    return line if len(line) <= width else textwrap.shorten(line, width=width, placeholder=" …")

@@ -32,6 +32,7 @@ from tkbench.bench.preflight import check_data
 from tkbench.bench.store import ResultStore, unwritable, write_json_atomic
 from tkbench.config import Experiment
 from tkbench.errors import InputError
+from tkbench.terminal import keep_whole
 
 
 @dataclass
@@ -242,7 +243,7 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
         c[2] += s.key in pending_keys and s.key not in reusable
     for (ds, m), (n, reused, left) in cells.items():
         table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left))
-    console.print(table)
+    console.print(keep_whole(table, "dataset", "method"))
     left = sum(c[2] for c in cells.values())
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
@@ -271,7 +272,7 @@ def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], ou
             errors = [r.get("error") for r in rs if r.get("status") != "ok" and r.get("error")]
             first = str(errors[0]).strip().splitlines()[0] if errors else "no row (interrupted or never run)"
             not_ok.append(f"{ds}/{m}: " + ", ".join(f"{n} {k}" for k, n in bad.items()) + f" of {len(rs)}: {first}")
-    console.print(table)
+    console.print(keep_whole(table, "dataset", "method"))
     return not_ok
 
 

@@ -40,6 +40,19 @@ from tkbench.solvers.annealing import ls_svm_coefficients, optimise_weights
 
 
 class _HGKBase(BaseEstimator):
+    """The shared parameters of the HGK learners.
+
+    Parameters: ``architecture`` (one architecture: "inhomogeneous" (depth 1), "depth2:l" (l first-layer nodes) or
+    a nested list of feature subsets, :class:`tkbench.kernels.hierarchical.Architecture`), ``candidates`` (several
+    architectures: the one with the least D3 error is kept; None: ``architecture`` only), ``L`` (annealing rounds
+    after a local minimum), ``M`` (outer iterations of Algorithm 1), ``N1`` (annealing steps per outer iteration),
+    ``N2`` (steps per extra annealing round), ``N3`` (gradient steps with Armijo-Goldstein line search),
+    ``lambdas`` (the SVM's regularisation grid on D1), ``gammas`` (the top-layer width grid on D1),
+    ``step_scale`` (s: an annealing step multiplies one weight by exp(s z), z standard normal), ``multiclass``
+    ("shared": one kernel for the one-vs-all problems; "separate": one per class), ``random_state`` (the D1 / D2 /
+    D3 split, annealing draws).
+    """
+
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=(1e-4, 1e-3, 1e-2, 1e-1), gammas=(0.5, 1.0, 2.0), step_scale=0.3, multiclass="shared",
                  candidates=None, random_state=0):

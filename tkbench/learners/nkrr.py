@@ -152,7 +152,7 @@ _PARAMS_DOC = """
     Parameters: ``degree`` (d, 1..4), ``base`` (linear_feature | gaussian_feature | library), ``norm`` (1 or 2),
     ``mu0`` (number, list or "uniform"), ``Lambda`` (radius of M), ``lam`` (ridge lambda), ``solver`` (pgd |
     fixed), ``eta`` (fixed step, or the first trial step of the line search), ``line_search`` (Armijo
-    backtracking), ``tol`` (stop when ||mu' - mu|| < tol * Lambda), ``max_iter``, ``constant`` (add the all-ones
+    backtracking), ``tol`` (stop when ||mu' - mu|| < tol * Lambda), ``max_iter`` (projected-gradient iterations), ``constant`` (add the all-ones
     kernel), ``width`` (gaussian_feature), ``widths`` / ``degrees`` / ``per_feature`` (library).
 """
 
@@ -179,7 +179,12 @@ class NKRRClassifier(SignedTargetsMixin, ClassifierMixin, _NKRRBase):
 
 class KRRClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
     """scikit-learn's ``KernelRidge`` on +-1 labels, predicting the sign (one-vs-rest beyond two classes): the
-    single-kernel reference of the NKRR experiments (``alpha`` is the ridge lambda)."""
+    single-kernel reference of the NKRR experiments (``alpha`` is the ridge lambda).
+
+    Parameters: ``alpha`` (ridge lambda; the least-squares SVM's m lambda), ``kernel`` (scikit-learn kernel name),
+    ``gamma`` (width: exp(-gamma ||x - z||^2) for rbf), ``degree`` (polynomial kernel), ``coef0`` (polynomial and
+    sigmoid kernels' constant).
+    """
 
     def __init__(self, alpha=1.0, kernel="rbf", gamma=None, degree=3, coef0=1.0):
         self.alpha = alpha

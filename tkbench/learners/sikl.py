@@ -59,12 +59,12 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
 
     Parameters: ``variant`` (``cm``, ``cgm``, ``gm``), ``beta`` (the stabiliser exp(-beta ||gamma||^2)),
     ``eta`` (the Gaussians' stabiliser; None: 0.03 for cgm, 0.001 for gm), ``C`` (None: infinity), ``T1`` (outer
-    iterations), ``T2``, ``T3`` (Algorithm 2), ``epsilon`` (relative increase of t that stops), ``local_iter``
-    (L-BFGS iterations of local adaptation), ``gtol`` (L-BFGS gradient tolerance), ``qcqp_solver`` (a cvxpy
-    solver: CLARABEL, SCS, or MOSEK if licensed), ``svm_solver`` (the intermediate SVM (27): ``auto``, ``libsvm``
-    or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``search`` (Algorithm 2's ascents: ``scipy``
-    one L-BFGS-B run per start, or ``batched`` in lockstep), ``keep_stages``, ``random_state`` (the
-    global search's starts).
+    iterations), ``T2`` (Algorithm 2's repeats), ``T3`` (its random starts), ``epsilon`` (relative increase of t
+    that stops), ``local_iter`` (L-BFGS iterations of local adaptation), ``gtol`` (L-BFGS gradient tolerance),
+    ``qcqp_solver`` (a cvxpy solver: CLARABEL, SCS, or MOSEK if licensed), ``svm_solver`` (the intermediate SVM
+    (27): ``auto``, ``libsvm`` or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``search``
+    (Algorithm 2's ascents: ``scipy`` one L-BFGS-B run per start, or ``batched`` in lockstep), ``keep_stages``
+    (keep each iteration's model, for the trace figures), ``random_state`` (the global search's starts).
     """
 
     def __init__(self, variant="cm", beta=1.0, eta=None, C=None, T1=1000, T2=4, T3=500, epsilon=1e-3,

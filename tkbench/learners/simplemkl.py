@@ -29,6 +29,18 @@ from tkbench.solvers.reduced_gradient import simple_mkl
 
 
 class _MKLBase(BaseEstimator):
+    """The shared parameters of the SimpleMKL learners.
+
+    Parameters: ``C`` (SVM penalty), ``epsilon`` (SVR tube width, regression), ``widths`` (Gaussian bandwidths of
+    the standard library), ``degrees`` (polynomial degrees of the standard library), ``per_feature`` (also every
+    kernel on each single feature: about 13 (n + 1) kernels), ``standard`` (include the standard library),
+    ``tk_bases`` (number of random tessellated-kernel bases, paper 000's SimpleMKL TK), ``tk_degree`` (their
+    monomial degree), ``tk_delta`` (their box margin), ``tk_basis`` ("x" or "zx" monomials), ``tol`` (relative
+    duality gap that stops), ``max_iter`` (reduced-gradient iterations), ``svm_tol`` (the SVM solver's
+    tolerance; None: LIBSVM's default), ``warm_start`` (start from the previous fit's weights),
+    ``random_state`` (the random TK bases).
+    """
+
     def _library(self, X: np.ndarray) -> Library:
         if not self.C > 0:
             raise ValueError(f"C must be > 0, got {self.C!r}")

@@ -44,6 +44,19 @@ SOLVERS = ("fw", "sdp")
 
 
 class _TKBase(BaseEstimator):
+    """The shared parameters of the TK learners.
+
+    Parameters: ``C`` (SVM penalty), ``epsilon`` (SVR tube width, regression), ``degree`` (d of the monomial basis),
+    ``delta`` (box margin), ``basis`` ("x": monomials in x, q = C(d+n, d); "zx": in (z, x), Corollary 13), ``tol``
+    (relative duality gap), ``max_iter`` (Frank-Wolfe iterations), ``svm_tol`` (the SVM solver's tolerance,
+    LIBSVM's rule; default min(1e-3, tol/10)), ``dual_solver`` ("libsvm": LIBSVM from scratch for every solve,
+    whose kernel cache is single precision; "smo": our warm-started SMO in double precision,
+    :mod:`tkbench.solvers.smo`), ``trace`` (trace of P, default 2q), ``solver`` ("fw": Frank-Wolfe; "sdp": one
+    SDP, small m only), ``sdp_solver`` (clarabel, scs or mosek), ``center`` (solve with the centred kernel, exact;
+    see the module docstring) and ``normalize`` (divide the kernel by its mean centred diagonal at P_0, i.e.
+    rescale C).
+    """
+
     _task = ""
 
     def _check_params(self) -> None:
@@ -177,17 +190,7 @@ class _TKBase(BaseEstimator):
 
 
 class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
-    """Soft-margin SVM with a learned tessellated kernel (paper 003, Algorithm 2).
-
-    Parameters: ``C`` (SVM penalty), ``degree`` (d of the monomial basis), ``delta`` (box margin),
-    ``basis`` ("x": monomials in x, q = C(d+n, d); "zx": in (z, x), Corollary 13), ``tol`` (relative duality gap),
-    ``max_iter``, ``svm_tol`` (the SVM solver's tolerance, LIBSVM's rule; default min(1e-3, tol/10)),
-    ``dual_solver`` ("libsvm": LIBSVM from scratch for every solve, whose kernel cache is single precision;
-    "smo": our warm-started SMO in double precision, :mod:`tkbench.solvers.smo`), ``trace`` (trace of P, default 2q),
-    ``solver`` ("fw": Frank-Wolfe; "sdp": one SDP, small m only), ``sdp_solver`` (clarabel, scs or mosek),
-    ``center`` (solve with the centred kernel, exact; see the module docstring) and ``normalize`` (divide the kernel
-    by its mean centred diagonal at P_0, i.e. rescale C).
-    """
+    """Soft-margin SVM with a learned tessellated kernel (paper 003, Algorithm 2); parameters in :class:`_TKBase`."""
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
                  solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm"):

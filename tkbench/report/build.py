@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from tkbench.data import registry as data_registry
+from tkbench.errors import first_line
 from tkbench.report import checks, plots
 from tkbench.report.aggregate import Results, flat_rows, load_results, summarize
 from tkbench.report.reference import Reference
@@ -108,7 +109,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
     if summary is not None:
         for _, line in summary.iterrows():
             for error in line["errors"][:2]:
-                notes.append(f"{line['dataset']}/{line['method']} not ok: {error.splitlines()[0][:200]}")
+                notes.append(f"{line['dataset']}/{line['method']} not ok: {first_line(error, 200)}")
     reference = _reference(res)
     if exp.kind == "scaling" and reference is not None and reference.data.get("metric") == "train_seconds":
         names = _ref_names(res)
@@ -276,7 +277,7 @@ def _scaling_failures(res: Results) -> list[str]:
         size, full = r["size"], r["full_size"]
         known = bool(pd.notna(size))  # a full-size run that failed before reading its data has no m
         label = (f"{plots.plain(size)} (full)" if known else "full") if full else plots.plain(size)
-        message = str(r.get("error") or "no message").splitlines()[0][:240]
+        message = first_line(str(r.get("error") or "no message"), 240)
         kind = message.split(":", 1)[0] if ":" in message else message
         failures.setdefault((r["method"], r["dataset"], r["status"], kind), []).append(
             (size if known else float("inf"), label, message))

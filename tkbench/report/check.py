@@ -19,6 +19,7 @@ from rich.table import Table
 
 from tkbench.errors import InputError
 from tkbench.report.aggregate import HIGHER_IS_BETTER, load_results, summarize
+from tkbench.terminal import keep_whole
 
 FORMAT = 1
 
@@ -106,6 +107,6 @@ def render_check(result: CheckResult, console: Console) -> None:
         table.add_row(line["dataset"], line["method"], line["metric"], f"{line['mean']:.4g}",
                       f"{line['limit']:.4g}", f"{line['ours']:.4g}", f"{line['ours_n_ok']}/{line['n_ok']}",
                       f"[{colors[line['verdict']]}]{line['verdict']}[/] {line['why']}")
-    console.print(table)
+    console.print(keep_whole(table, "dataset", "method"))
     bad = sum(line["verdict"] in ("regression", "missing") for line in result.lines)
     console.print(f"[red]FAILED: {bad} regression(s)[/]" if bad else "[green]passed[/]")

@@ -1,0 +1,82 @@
+"""What tkbench prints keeps what a user must type or read: whole names in narrow terminals, error messages
+shortened at word boundaries only."""
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+from tkbench.errors import first_line
+from tkbench.report.build import build_report
+from tkbench.terminal import keep_whole
+
+
+def _render(table: Table) -> str:
+    console = Console(width=60, record=True, force_terminal=False)
+    console.print(table)
+    return console.export_text()
+
+
+def _table() -> Table:
+    table = Table(title="summary")
+    for col in ("dataset", "method", "description"):
+        table.add_column(col)
+    table.add_row("breast_cancer_wisconsin", "simplemkl_tk_plus", "a long free text " * 8)
+    return table
+
+
+def test_narrow_terminal_tables_keep_names_whole():
+    assert "breast_cancer_wisconsin" not in _render(_table())  # rich alone cuts it: what the helper is for
+    text = _render(keep_whole(_table(), "dataset", "method"))
+    assert "breast_cancer_wisconsin" in text and "simplemkl_tk_plus" in text
+
+
+def test_first_line_never_cuts_a_word():
+    message = "ValueError: " + " ".join(f"word{i:03d}" for i in range(100)) + "\nsecond line"
+    short = first_line(message, 80)
+    assert len(short) <= 80 and short.endswith(" …")
+    assert all(part.startswith("word") or part in ("ValueError:", "…") for part in short.split())
+    assert first_line("short message\nmore", 80) == "short message"
+
+
+def test_report_notes_show_failed_runs_errors_at_word_boundaries(results_folder):
+    cfg = {"name": "words", "protocol": {"splits": 2, "seed": 1}, "datasets": ["liver"],
+           "methods": [{"name": "svm", "family": "svm_rbf"}]}
+    exp, store, out = results_folder(cfg)
+    from tkbench.bench.plan import make_plan
+
+    error = "RuntimeError: " + " ".join(["supercalifragilistic"] * 40)
+    for spec in make_plan(exp):
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": spec.task, "status": "failed", "error": error})
+    build_report(out, formats=["md"])
+    md = (out / "report" / "report.md").read_text()
+    line = next(x for x in md.splitlines() if "not ok:" in x)
+    shown = line.split("not ok: ", 1)[1]
+    assert shown.endswith("…") and all(w in ("RuntimeError:", "supercalifragilistic", "…")
+                                       for w in shown.rstrip(" |").split())
+    assert json.dumps(error)  # (the full message stays in the row)
+
+
+def test_methods_lists_a_familys_parameters_with_defaults_and_meaning():
+    from typer.testing import CliRunner
+
+    from tkbench.cli import app
+
+    result = CliRunner().invoke(app, ["methods", "tk"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    line = next(x for x in result.output.splitlines() if x.startswith("│ C "))
+    assert "1.0" in line and "[0.1, 1.0, 10.0, 100.0]" in line and "SVM penalty" in line
+    assert CliRunner().invoke(app, ["methods", "nope"]).exit_code == 2
+    assert CliRunner().invoke(app, ["methods", "sikl", "--task", "regression"]).exit_code == 2
+
+
+def test_every_parameter_of_every_family_has_a_meaning():
+    """The meanings come from the estimators' docstrings: a new parameter without one fails here."""
+    from tkbench.learners import visible_families
+    from tkbench.learners.describe import parameters
+
+    missing = [f"{fam.name}.{p.name} ({task})" for fam in visible_families() for task in fam.tasks
+               for p in parameters(fam, task) if not p.meaning and p.name != "solver"]
+    assert missing == []

@@ -1,0 +1,88 @@
+"""What each parameter of a method family means, for ``tkbench methods FAMILY``.
+
+The meanings are read from the estimators' own docstrings, so there is one place per parameter's description:
+scikit-learn's numpydoc ``Parameters`` sections (``name : type`` then an indented description), and the compact
+form of tkbench's estimators, ``Parameters: ``C`` (SVM penalty), ``tol`` (relative duality gap), ...``, where
+several names may share one meaning (``widths`` / ``degrees`` (library)).
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tkbench.learners.registry import Family
+
+_COMPACT = re.compile(r"((?:``\w+``\s*/\s*)*``\w+``)\s*\(((?:[^()]|\([^()]*(?:\([^()]*\)[^()]*)*\))*)\)")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: Any
+    meaning: str
+    grid: list[Any] | None  # the family's default CV grid for it, if any
+
+
+def _numpydoc(doc: str) -> dict[str, str]:
+    lines = inspect.cleandoc(doc).splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Parameters"
+                     and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"})
+    except StopIteration:
+        return {}
+    out: dict[str, str] = {}
+    name = None
+    for line in lines[start + 2:]:
+        if line and not line.startswith(" "):
+            if set(line.strip()) == {"-"}:  # the next section's underline: the previous line was its title
+                if name is not None:
+                    out[name] = out[name].rsplit("  ", 1)[0]
+                break
+            match = re.match(r"^(\w+)\s*:", line)
+            name = match.group(1) if match else None
+            if name:
+                out[name] = ""
+        elif name and line.strip():
+            out[name] = (out[name] + " " + line.strip()).strip()
+    return {k: _first_sentence(v) for k, v in out.items()}
+
+
+def _first_sentence(text: str) -> str:
+    cut = re.search(r"(?<=[a-z0-9)\]])\.\s", text)
+    return text[: cut.start() + 1] if cut else text
+
+
+def _compact(doc: str) -> dict[str, str]:
+    text = " ".join(doc.split())
+    if "Parameters:" not in text:
+        return {}
+    text = text.split("Parameters:", 1)[1]
+    out: dict[str, str] = {}
+    for names, meaning in _COMPACT.findall(text):
+        for name in re.findall(r"``(\w+)``", names):
+            out.setdefault(name, meaning.strip())
+    for name in re.findall(r"``(\w+)``,", text):  # listed without a meaning (``max_iter``,)
+        out.setdefault(name, "")
+    return out
+
+
+def meanings(estimator_class: type) -> dict[str, str]:
+    """Parameter -> meaning from the docstrings of ``estimator_class`` and its bases (the first found wins)."""
+    out: dict[str, str] = {}
+    for klass in estimator_class.__mro__:
+        doc = klass.__dict__.get("__doc__") or ""
+        for name, meaning in {**_numpydoc(doc), **_compact(doc)}.items():
+            if meaning and not out.get(name):
+                out[name] = meaning
+    return out
+
+
+def parameters(family: Family, task: str | None = None, solver: str | None = None) -> list[Parameter]:
+    """Every parameter a config may set for ``family`` (for ``task``, default its first), in signature order."""
+    task = task or family.tasks[0]
+    est = family.build(task, solver or family.default_solver, {}, 0)
+    said = meanings(type(est))
+    return [Parameter(name, value, said.get(name, ""), family.default_grid.get(name))
+            for name, value in est.get_params(deep=False).items()]

@@ -44,6 +44,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _check_name_or_none(value: str) -> str | None:
+    return value if NAME_RE.match(value) else None
+
+
 def _check_name(value: str) -> str:
     if not NAME_RE.match(value):
         raise ValueError("a name of letters, digits, '_', '-', '.', '+' (no spaces or '/')")
@@ -78,9 +82,24 @@ class Protocol(_Strict):
         return v
 
 
+class Threshold(_Strict):
+    op: Literal[">", ">=", "<", "<=", "=="]
+    value: float | Literal["median"]
+
+
 class DatasetEntry(_Strict):
-    name: str
-    alias: str | None = Field(None, description="the label in tables (default: name); needed to use a dataset twice")
+    name: str = Field(description="a registered or synthetic dataset (tkbench datasets list); 'csv' for a "
+                      "'csv' entry")
+    alias: str | None = Field(None, description="the label in tables (default: name, or a CSV file's stem); needed "
+                              "to use a dataset twice")
+    csv: str | None = Field(None, description="your own CSV file (with a header row), relative to the config file; "
+                            "with target and task (tkbench.data.user_csv)")
+    target: str | None = Field(None, description="csv: the target column")
+    task: Literal["classification", "regression"] | None = Field(None, description="csv: the task")
+    positive: Any = Field(None, description="csv, classification: the value(s) of the +1 class (a binary task)")
+    threshold: Threshold | None = Field(None, description="csv, classification: +1 when the target satisfies it")
+    drop: list[str] | None = Field(None, description="csv: columns that are not features (ids, text)")
+    delimiter: str | None = Field(None, description="csv: the field separator (default ',')")
     options: dict[str, Any] = Field(default_factory=dict)
     subsample: int | None = Field(None, ge=10, description="rows drawn per split before splitting")
     splits: int | None = Field(None, ge=1, le=MAX_SPLITS, description="run only the first k of the protocol's splits here "
@@ -108,7 +127,29 @@ class DatasetEntry(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("csv") is not None and "name" not in data:
+            return {**data, "name": "csv"}  # (the user's file: see tkbench.data.user_csv)
         return {"name": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _csv_fields(self) -> DatasetEntry:
+        rule = {k: getattr(self, k) for k in ("target", "task", "positive", "threshold", "drop", "delimiter")}
+        if self.csv is None:
+            given = [k for k, v in rule.items() if v is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)} only with 'csv' (a registered dataset has its own label rule; "
+                                 "see its options in `tkbench datasets show NAME`)")
+            return self
+        if self.name != "csv":
+            raise ValueError("either 'name' (a registered dataset) or 'csv' (your file), not both; 'alias' names a "
+                             "CSV dataset in tables")
+        if self.target is None or self.task is None:
+            raise ValueError("a 'csv' dataset needs 'target' (the column) and 'task' (classification or regression)")
+        if self.options and set(self.options) - {"path", "sha256", *rule}:
+            raise ValueError("no 'options' with 'csv' (target, task, positive, threshold, drop, delimiter are fields)")
+        if self.task == "regression" and (self.positive is not None or self.threshold is not None):
+            raise ValueError("positive / threshold define classes: task classification")
+        return self
 
     @field_validator("alias")
     @classmethod
@@ -117,7 +158,7 @@ class DatasetEntry(_Strict):
 
     @property
     def label(self) -> str:
-        return self.alias or self.name
+        return self.alias or (_check_name_or_none(Path(self.csv).stem) if self.csv else None) or self.name
 
 
 class MethodEntry(_Strict):
@@ -332,8 +373,9 @@ def _input_at(raw: Any, loc: tuple[Any, ...]) -> Any:
     return node
 
 
-def parse_config(raw: Any, file: str | Path = "<config>") -> Experiment:
-    """Validate an already-loaded YAML document."""
+def parse_config(raw: Any, file: str | Path = "<config>", base: Path | None = None) -> Experiment:
+    """Validate an already-loaded YAML document; ``base`` is the folder CSV paths are relative to (default: the
+    file's)."""
     file = str(file)
     if not isinstance(raw, dict):
         raise ConfigError(file, [("(top level)", raw, "expected a mapping with name, protocol, datasets, methods")])
@@ -348,14 +390,45 @@ def parse_config(raw: Any, file: str | Path = "<config>") -> Experiment:
                 value = _input_at(raw, loc)
             problems.append((_loc(loc), value, _expected(err)))
         raise ConfigError(file, problems) from None
+    exp = _resolve_csv(exp, file, base)
     problems = check_semantics(exp)
     if problems:
         raise ConfigError(file, problems)
     return exp
 
 
-def load_config(path: str | Path, check_reference: bool = True) -> Experiment:
-    """Read, parse and validate an experiment config."""
+def _resolve_csv(exp: Experiment, file: str, base: Path | None = None) -> Experiment:
+    """Each ``csv`` entry's file, relative to the config file (to the current directory for a config without a
+    file), read for its sha256 into the entry's options (:func:`tkbench.data.user_csv.options_for`)."""
+    from tkbench.data import user_csv
+
+    if not any(ds.csv for ds in exp.datasets):
+        return exp
+    if base is None:
+        base = Path(file).parent if not file.startswith("<") else Path.cwd()
+    entries, problems = [], []
+    for i, ds in enumerate(exp.datasets):
+        if ds.csv is None:
+            entries.append(ds)
+            continue
+        path = base / ds.csv
+        if not path.is_file():
+            problems.append((f"datasets[{i}].csv", ds.csv, f"a CSV file that exists (looked for {path.absolute()})"))
+            entries.append(ds)
+            continue
+        rule = {k: getattr(ds, k) for k in user_csv.RULE_FIELDS}
+        rule["threshold"] = ds.threshold.model_dump() if ds.threshold is not None else None
+        entries.append(ds.model_copy(update={"options": user_csv.options_for(path, rule)}))
+    if problems:
+        raise ConfigError(file, problems)
+    resolved = exp.model_copy(update={"datasets": entries})
+    resolved._source = exp._source
+    return resolved
+
+
+def load_config(path: str | Path, check_reference: bool = True, base: Path | None = None) -> Experiment:
+    """Read, parse and validate an experiment config (``base``: the folder its CSV paths are relative to, when not
+    the file's own: a config copied into a results folder)."""
     path = Path(path)
     try:
         raw = load_yaml(path, "config file", _UniqueKeyLoader)
@@ -364,7 +437,7 @@ def load_config(path: str | Path, check_reference: bool = True) -> Experiment:
     if raw is None:
         raise ConfigError(str(path), [("(file)", NOTHING, "the file is empty (or only comments): expected a mapping with "
                                        "name, protocol, datasets, methods")])
-    exp = parse_config(raw, path)
+    exp = parse_config(raw, path, base)
     exp._source = path.resolve()
     ref = exp.reference_path()
     if check_reference and ref is not None and not ref.exists():
@@ -460,6 +533,13 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     known = data_registry.all_names()
     for i, ds in enumerate(exp.datasets):
         where = f"datasets[{i}]"
+        if ds.csv is not None:
+            tasks[i] = str(ds.task)
+            if ds.label in labels:
+                problems.append((f"{where}", ds.label, f"a unique dataset label (same as datasets[{labels[ds.label]}]; "
+                                 "set 'alias')"))
+            labels[ds.label] = i
+            continue
         if ds.name not in known:
             problems.append((f"{where}.name", ds.name, f"one of the known datasets: {', '.join(known)}"))
             continue

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tkbench.config import Experiment, Landscape
-from tkbench.data import dataset_fingerprint, split_seed, task_of
+from tkbench.data import dataset_fingerprint, split_seed, task_of, user_csv
 from tkbench.learners import get_family
 
 RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
@@ -64,6 +64,8 @@ class RunSpec:
         for k in OPTIONAL_FIELDS:  # fields added after rows were stored: absent when unset, so old keys hold
             if d[k] is None:
                 d.pop(k)
+        if self.dataset == user_csv.NAME:  # a user's CSV: its sha256 and label rule, not where the file lies
+            d["options"] = user_csv.identity(d["options"])
         d["schema"] = RUN_SCHEMA
         return d
 

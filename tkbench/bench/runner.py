@@ -132,6 +132,8 @@ def run_experiment(
     out = (Path(out_dir) if out_dir else default_out_dir(exp)).absolute()
     store = ResultStore(out)
     plan = make_plan(exp, only=only, splits=splits)
+    if not force:
+        check_csv_unchanged(plan, store)
     if dry_run:
         adopted = adopt(plan, store, reuse, write=False) if reuse and not force else set()
         _print_adopted(console, adopted, reuse, dry_run)
@@ -281,9 +283,29 @@ def load_saved_experiment(results_dir: str | Path) -> Experiment:
     from tkbench.config import load_config
 
     root = Path(results_dir)
-    exp = load_config(root / "config.yaml", check_reference=False)  # relative to the original config, below
     meta = root / "meta.json"
-    if meta.exists():
-        source = (root / json.loads(meta.read_text())["config_source"]).resolve()
-        exp._source = source if source.exists() else exp._source
+    source = (root / json.loads(meta.read_text())["config_source"]).resolve() if meta.exists() else None
+    # references and CSV files are relative to the original config, not to this copy
+    base = source.parent if source is not None and source.exists() else None
+    exp = load_config(root / "config.yaml", check_reference=False, base=base)
+    if base is not None:
+        exp._source = source
     return exp
+
+
+def check_csv_unchanged(plan: list[RunSpec], store: ResultStore) -> None:
+    """Resume check for users' CSV datasets: rows of this folder computed from a different version of the file
+    (another sha256 under the same label) mean the file changed since; say so instead of silently starting the
+    dataset over beside stale rows (``--force`` recomputes, another ``--out`` keeps both)."""
+    current = {s.label: s.options.get("sha256") for s in plan if s.dataset == "csv"}
+    if not current:
+        return
+    for row in store.rows():
+        spec = row.get("spec") or {}
+        label = spec.get("label")
+        old = (spec.get("options") or {}).get("sha256")
+        if spec.get("dataset") == "csv" and label in current and old and old != current[label]:
+            raise InputError(f"{(spec.get('options') or {}).get('path', label)}: the CSV of dataset {label!r} changed "
+                             f"since rows of {store.root} were computed (sha256 {old[:12]}… then, "
+                             f"{current[label][:12]}… now): restore the file, run with --force to recompute, or "
+                             "give another --out")

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tkbench.data import user_csv
 from tkbench.errors import ChecksumError, DatasetError
 from tkbench.textfile import UnreadableFile, load_yaml
 
@@ -376,6 +377,8 @@ def load_dataset(name: str, options: dict[str, Any] | None = None) -> Dataset:
 
     if name in synthetic.GENERATORS:
         return synthetic.generate(name, options or {})
+    if name == user_csv.NAME:
+        return user_csv.load(options or {})
     spec, chosen = resolve_options(name, options)
     paths = verify_files(name)
     if spec.get("realisations"):
@@ -416,6 +419,8 @@ def dataset_fingerprint(name: str, options: dict[str, Any] | None = None) -> str
 
     if name in synthetic.GENERATORS:
         return synthetic.fingerprint(name, options or {})
+    if name == user_csv.NAME:
+        return user_csv.fingerprint(options or {})
     _, chosen = resolve_options(name, options)
     return fingerprint(name, chosen)
 
@@ -425,6 +430,8 @@ def task_of(name: str, options: dict[str, Any] | None = None) -> str:
 
     if name in synthetic.GENERATORS:
         return synthetic.GENERATORS[name].task
+    if name == user_csv.NAME:
+        return (options or {})["task"]
     spec, _ = resolve_options(name, options)
     return spec["task"]
 

@@ -163,7 +163,10 @@ class DatasetEntry(_Strict):
 
 class MethodEntry(_Strict):
     name: str
-    family: str
+    family: str = Field(description="a method family (tkbench methods); set from 'estimator' when that is given")
+    estimator: str | None = Field(None, description="any scikit-learn estimator class by import path, e.g. "
+                                  "sklearn.linear_model.LogisticRegression (instead of 'family'; "
+                                  "tkbench.learners.external)")
     solver: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     per_dataset: dict[str, dict[str, Any]] = Field(
@@ -191,6 +194,15 @@ class MethodEntry(_Strict):
     @classmethod
     def _name(cls, v: str) -> str:
         return _check_name(v)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _estimator_family(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("estimator") is not None:
+            if data.get("family") is not None:
+                raise ValueError("either 'family' or 'estimator' (an import path), not both")
+            return {**data, "family": f"estimator:{data['estimator']}"}
+        return data
 
     def runs_on(self, label: str) -> bool:
         """Whether the method runs on the dataset labelled ``label`` (its ``datasets`` list, if any)."""
@@ -524,7 +536,7 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     """Checks that need the registries: dataset names and options, families, solvers, parameters, grids."""
     from tkbench.data import registry as data_registry
     from tkbench.data import synthetic
-    from tkbench.learners.registry import FAMILIES
+    from tkbench.learners.registry import FAMILIES, get_family
     from tkbench.learners.scalers import SCALERS
 
     problems: list[tuple[str, Any, str]] = []
@@ -582,10 +594,15 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         if exp.kind == "density":
             problems.extend(_density_method_problems(where, m))
             continue
-        fam = FAMILIES.get(m.family)
-        if fam is None:
+        try:
+            fam = get_family(m.family)
+        except KeyError:
             visible = sorted(f for f, v in FAMILIES.items() if not v.hidden)
-            problems.append((f"{where}.family", m.family, f"one of the method families: {', '.join(visible)}"))
+            problems.append((f"{where}.family", m.family, f"one of the method families: {', '.join(visible)} (or "
+                             "'estimator: module.Class' for any scikit-learn estimator)"))
+            continue
+        except ValueError as exc:  # an import path that does not give an estimator
+            problems.append((f"{where}.estimator", m.estimator, str(exc)))
             continue
         if exp.kind == "landscape" and fam.landscape is None:
             able = sorted(f for f, v in FAMILIES.items() if v.landscape is not None)

@@ -1,7 +1,9 @@
 """The method-family registry: the only place the runner learns what a family is.
 
 A family joins a kernel class with the solvers that can learn it and says how to build the estimator for a task.
-Adding a family is adding a module that calls :func:`register` and importing it in ``tkbench/learners/__init__.py``.
+Adding a family is adding a module that calls :func:`register` and importing it in ``tkbench/learners/__init__.py``;
+outside tkbench, a package registers families through the ``tkbench.families`` entry point, and a config may name
+any scikit-learn estimator by import path (:mod:`tkbench.learners.external`).
 """
 from __future__ import annotations
 
@@ -75,6 +77,12 @@ def register(family: Family) -> Family:
 
 
 def get_family(name: str) -> Family:
+    """A registered family, or ``estimator:<import path>`` (any scikit-learn estimator, tkbench.learners.external);
+    KeyError for an unknown name, ValueError for an import path that is not an estimator."""
+    if name.startswith("estimator:"):
+        from tkbench.learners.external import estimator_family
+
+        return estimator_family(name)
     return FAMILIES[name]
 
 

@@ -173,3 +173,18 @@ def test_sdp_solver_gives_the_frank_wolfe_predictor(est_cls, task):
     out_fw, out_sdp = (fw.decision_function(X), sdp.decision_function(X)) if task == "classification" else \
         (fw.predict(X), sdp.predict(X))
     np.testing.assert_allclose(out_sdp, out_fw, atol=0.05 * np.abs(out_fw).max())
+
+
+def test_n_iter_is_an_int_with_the_per_problem_counts_beside_it():
+    """scikit-learn's convention for one optimisation: ``n_iter_`` an int (the largest over one-vs-rest
+    problems); the per-problem counts are ``n_iters_``."""
+    from tkbench import SimpleMKLClassifier, TKClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 2))
+    y = (X[:, 0] > 0.5).astype(int) + (X[:, 1] > 0.5).astype(int)  # three classes
+    for est in (TKClassifier(max_iter=3), SimpleMKLClassifier(max_iter=3, per_feature=False)):
+        est.fit(X, y)
+        assert isinstance(est.n_iter_, int) and est.n_iter_ == est.n_iters_.max() and len(est.n_iters_) == 3
+        est.fit(X, y > 0)
+        assert isinstance(est.n_iter_, int) and est.n_iters_.shape == (1,)

@@ -73,7 +73,8 @@ class _MKLBase(BaseEstimator):
         self.weights_ = np.stack([r.weights for r in results])
         self.dual_coef_ = np.stack([r.solution.w for r in results])
         self.intercept_ = np.array([r.solution.intercept for r in results])
-        self.n_iter_ = np.array([r.n_iter for r in results])
+        self.n_iters_ = np.array([r.n_iter for r in results])  # per one-vs-rest problem
+        self.n_iter_ = int(self.n_iters_.max())  # an int, as scikit-learn's single-problem estimators have
         self.converged_ = np.array([r.converged for r in results])
         self.gap_history_ = [r.history for r in results]
         self.n_svm_solves_ = int(sum(r.n_svm_solves for r in results))
@@ -89,7 +90,7 @@ class _MKLBase(BaseEstimator):
     def diagnostics(self) -> dict:
         last = self.gap_history_[0][-1]
         top = np.argsort(self.weights_[0])[::-1][:3]
-        return {"n_iter": int(self.n_iter_.max()), "converged": bool(self.converged_.all()),
+        return {"n_iter": self.n_iter_, "converged": bool(self.converged_.all()),
                 "relative_gap": float(last["relative_gap"]), "n_svm_solves": self.n_svm_solves_,
                 "n_svm_capped": self.n_svm_capped_,
                 "n_kernels": len(self.kernel_names_), "n_active": int(np.count_nonzero(self.weights_[0])),

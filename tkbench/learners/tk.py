@@ -154,7 +154,8 @@ class _TKBase(BaseEstimator):
         self.support_ = [s for _, s, *_ in results]
         self.dual_coef_ = [coef for *_, coef, _ in results]  # on the raw kernel k(x, x_i) (centring, scale folded in)
         self.intercept_ = np.array([b0 for *_, b0 in results])
-        self.n_iter_ = np.array([r.n_iter for r, *_ in results])
+        self.n_iters_ = np.array([r.n_iter for r, *_ in results])  # per one-vs-rest problem
+        self.n_iter_ = int(self.n_iters_.max())  # an int, as scikit-learn's single-problem estimators have
         self.converged_ = np.array([r.converged for r, *_ in results])
         self.gap_history_ = [r.history for r, *_ in results]
         self.objective_ = np.array([r.primal for r, *_ in results])
@@ -180,7 +181,7 @@ class _TKBase(BaseEstimator):
     def diagnostics(self) -> dict:
         """Solver facts for a result row."""
         last = self.gap_history_[-1] if self.P_.ndim == 2 else {}
-        return {"n_iter": int(np.max(self.n_iter_)), "converged": bool(np.all(self.converged_)),
+        return {"n_iter": self.n_iter_, "converged": bool(np.all(self.converged_)),
                 "relative_gap": float(last.get("relative_gap", np.nan)) if last else None,
                 "objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
                 "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,

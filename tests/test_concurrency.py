@@ -160,3 +160,18 @@ def test_external_dask_cluster_rows_come_back_and_a_killed_client_cancels_its_ru
         assert all(p.poll() is None for p in procs), "the cluster itself stays up"
     finally:
         _stop(procs)
+
+
+def test_an_interrupted_force_run_says_how_to_finish(write_config, tmp_path):
+    path = _sleepers(write_config, seconds=2, splits=1)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(out), "--no-progress"]
+    assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+    slow = _sleepers(write_config, seconds=60, splits=1)
+    forced = subprocess.Popen([*cmd[:4], str(slow), *cmd[5:], "--force"], stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    time.sleep(8)
+    forced.send_signal(signal.SIGTERM)
+    _, err = forced.communicate(timeout=30)
+    assert forced.returncode == 130
+    assert "run with --force again" in " ".join(err.split())

@@ -80,3 +80,22 @@ def test_every_parameter_of_every_family_has_a_meaning():
     missing = [f"{fam.name}.{p.name} ({task})" for fam in visible_families() for task in fam.tasks
                for p in parameters(fam, task) if not p.meaning and p.name != "solver"]
     assert missing == []
+
+
+def test_make_run_writes_and_reports_the_folder_of_the_config_file_name(tmp_path):
+    """`make run CONFIG=x.yaml` with a config whose `name:` differs from the file name: the run and its report use
+    the same folder (results/<file name>), so the report finds the rows."""
+    import shutil
+    import subprocess
+
+    from conftest import ROOT
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("make is not installed")
+    plan = subprocess.run(["make", "-n", "-s", "run", "CONFIG=configs/elsewhere/my_file.yaml"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    lines = [x for x in plan.stdout.splitlines() if "tkbench run" in x or "tkbench report" in x]
+    assert len(lines) == 2, plan.stdout
+    assert "--out results/my_file" in lines[0] and lines[1].endswith("report results/my_file")

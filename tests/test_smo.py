@@ -100,3 +100,26 @@ def test_bad_input_and_the_cap():
         smo_dual(K, y, task="classification", C=1.0, KS=K, g=2.0)
     capped, _ = smo_dual(K, y, task="classification", C=10.0, max_iter=5)
     assert capped.capped and capped.n_iter == 5
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_shrinking_gives_the_unshrunk_solution(task):
+    """LIBSVM's shrinking restricts the work to an active set; the answer (objective, stopping rule on every
+    variable, decision values) is the one without it."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 4))
+    y = np.sign(X[:, 0] + 0.3 * rng.normal(size=400)) if task == "classification" else \
+        np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=400)
+    K = _rbf(X, 0.3)
+    full, wf = smo_dual(K, y, task=task, C=10.0, epsilon=0.1, tol=1e-6, shrinking=False)
+    shr, ws = smo_dual(K, y, task=task, C=10.0, epsilon=0.1, tol=1e-6, shrinking=True)
+    n = len(wf.alpha)
+    assert wf.fewest_active == n and ws.fewest_active < n // 2  # it did shrink
+    assert shr.value == pytest.approx(full.value, rel=1e-8)
+    assert _violation(K, y, ws.alpha, task, 10.0, 0.1) < 1e-6
+    assert np.allclose(K @ shr.w + shr.intercept, K @ full.w + full.intercept, atol=1e-4)
+    # a warm start from a nearby kernel, shrinking on: the same optimum as a cold solve there
+    K2 = 0.7 * K + 0.3 * _rbf(X, 1.0)
+    cold, _ = smo_dual(K2, y, task=task, C=10.0, epsilon=0.1, tol=1e-6, shrinking=False)
+    warm, _ = smo_dual(K, y, task=task, C=10.0, epsilon=0.1, tol=1e-6, KS=_rbf(X, 1.0), g=0.3, warm=ws)
+    assert warm.value == pytest.approx(cold.value, rel=1e-8)

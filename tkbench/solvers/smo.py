@@ -18,8 +18,12 @@ Fan, Chen & Lin, JMLR 2005) so that its answers and stopping rule are LIBSVM's:
 - the intercept as LIBSVM's rho: the mean of y_t G_t over free variables, else the midpoint of the bounds;
 - the iteration cap of LIBSVM, max(10^7, 100 m): a capped solution is flagged, as in :mod:`tkbench.solvers.svm`.
 
-Not taken from LIBSVM: shrinking and the kernel cache (the kernel is stored, so a column costs one or two row
-reads). A warm start needs a feasible start (the previous solution for the same C, epsilon and labels is one:
+- shrinking (LIBSVM's, on by default): every min(l, 1000) iterations the bounded variables that cannot enter a
+  violating pair leave the active set, and selection, columns and gradient updates run over the active set only;
+  once the violation falls below 10 tol the whole problem is taken up again (the shrunk variables' gradient
+  rebuilt), and the stopping rule is always confirmed on every variable.
+
+Not taken from LIBSVM: the kernel cache (the kernel is stored, so a column costs one or two row reads). A warm start needs a feasible start (the previous solution for the same C, epsilon and labels is one:
 the kernel does not enter the constraints); its gradient costs one pass per nonzero coefficient.
 """
 from __future__ import annotations
@@ -81,8 +85,140 @@ def _gradient(K0, KS, g, y, p, alpha, m, col):
 
 
 @njit(cache=True)
-def _solve(K0, KS, g, y, p, C, alpha, tol, max_iter, m):
-    """LIBSVM's SMO (module docstring) from the feasible ``alpha`` (changed in place). Returns (G, iterations)."""
+def _column_active(K0, KS, g, y, i, m, act, n_act, out):
+    """out[t] = Q_it for the active variables t = act[:n_act] only (a gather from the kernel row)."""
+    ii = i % m
+    a = K0[ii]
+    b = KS[ii]
+    yi = y[i]
+    h = 1.0 - g
+    for k in range(n_act):
+        t = act[k]
+        tt = t % m
+        if g == 0.0:
+            v = np.float64(a[tt])
+        elif g == 1.0:
+            v = np.float64(b[tt])
+        else:
+            v = h * np.float64(a[tt]) + g * np.float64(b[tt])
+        out[t] = yi * y[t] * v
+
+
+@njit(cache=True)
+def _reconstruct(K0, KS, g, y, p, alpha, m, act, n_act, G, col):
+    """The gradient of the inactive (shrunk) variables from scratch: G_t = p_t + sum_s alpha_s Q_st (LIBSVM keeps
+    G_bar instead; with the kernel stored, one row pass per nonzero alpha is as cheap)."""
+    n = y.shape[0]
+    inactive = np.ones(n, np.bool_)
+    for k in range(n_act):
+        inactive[act[k]] = False
+    for t in range(n):
+        if inactive[t]:
+            G[t] = p[t]
+    for s in range(n):
+        if alpha[s] != 0.0:
+            _column(K0, KS, g, y, s, m, col)
+            a = alpha[s]
+            for t in range(n):
+                if inactive[t]:
+                    G[t] += a * col[t]
+
+
+@njit(cache=True)
+def _violation(y, G, alpha, C, act, n_act):
+    """(Gmax1, Gmax2) over the active set: max over I_up of -y G and max over I_low of y G (LIBSVM's names)."""
+    gmax1 = -np.inf
+    gmax2 = -np.inf
+    for k in range(n_act):
+        t = act[k]
+        if y[t] > 0:
+            if alpha[t] < C:
+                gmax1 = max(gmax1, -G[t])
+            if alpha[t] > 0.0:
+                gmax2 = max(gmax2, G[t])
+        else:
+            if alpha[t] < C:
+                gmax2 = max(gmax2, -G[t])
+            if alpha[t] > 0.0:
+                gmax1 = max(gmax1, G[t])
+    return gmax1, gmax2
+
+
+@njit(cache=True)
+def _shrink(y, G, alpha, C, act, n_act, gmax1, gmax2):
+    """LIBSVM's be_shrunk test: drop from the active set (compacted in place, order kept) the bounded variables
+    that cannot enter a violating pair; returns the new active count."""
+    kept = 0
+    for k in range(n_act):
+        t = act[k]
+        shrunk = False
+        if alpha[t] >= C:
+            shrunk = (-G[t] > gmax1) if y[t] > 0 else (-G[t] > gmax2)
+        elif alpha[t] <= 0.0:
+            shrunk = (G[t] > gmax2) if y[t] > 0 else (G[t] > gmax1)
+        if not shrunk:
+            act[kept] = t
+            kept += 1
+    return kept
+
+
+@njit(cache=True)
+def _select(K0, KS, g, y, alpha, C, G, QD, m, act, n_act, col_i):
+    """LIBSVM's WSS 3 over the active set: i the maximal violating variable of I_up, j the second-order choice in
+    I_low (col_i is filled with Q_i on the active set). Returns (i, j, m(a) - M(a) on the active set)."""
+    n = y.shape[0]
+    Gmax = -np.inf
+    i = -1
+    for k in range(n_act):
+        t = act[k]
+        if y[t] > 0:
+            if alpha[t] < C and -G[t] >= Gmax:
+                Gmax = -G[t]
+                i = t
+        else:
+            if alpha[t] > 0.0 and G[t] >= Gmax:
+                Gmax = G[t]
+                i = t
+    if i < 0:
+        return -1, -1, -np.inf
+    if n_act == n:
+        _column(K0, KS, g, y, i, m, col_i)
+    else:
+        _column_active(K0, KS, g, y, i, m, act, n_act, col_i)
+    j = -1
+    Gmax2 = -np.inf
+    best = np.inf
+    for k in range(n_act):
+        t = act[k]
+        if y[t] > 0:
+            if alpha[t] > 0.0:
+                diff = Gmax + G[t]
+                if G[t] >= Gmax2:
+                    Gmax2 = G[t]
+                if diff > 0.0:
+                    quad = QD[i] + QD[t] - 2.0 * y[i] * col_i[t]
+                    obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
+                    if obj <= best:
+                        best = obj
+                        j = t
+        else:
+            if alpha[t] < C:
+                diff = Gmax - G[t]
+                if -G[t] >= Gmax2:
+                    Gmax2 = -G[t]
+                if diff > 0.0:
+                    quad = QD[i] + QD[t] + 2.0 * y[i] * col_i[t]
+                    obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
+                    if obj <= best:
+                        best = obj
+                        j = t
+    return i, j, Gmax + Gmax2
+
+
+@njit(cache=True)
+def _solve(K0, KS, g, y, p, C, alpha, tol, max_iter, m, shrinking):
+    """LIBSVM's SMO (module docstring) from the feasible ``alpha`` (changed in place). Returns (G, iterations, the
+    smallest active set size reached)."""
     n = y.shape[0]
     col_i = np.empty(n)
     col_j = np.empty(n)
@@ -90,54 +226,45 @@ def _solve(K0, KS, g, y, p, C, alpha, tol, max_iter, m):
     QD = np.empty(n)
     for t in range(n):
         QD[t] = _k(K0, KS, g, t % m, t % m)
+    act = np.arange(n)
+    n_act = n
+    fewest = n
+    unshrunk = False
+    counter = min(n, 1000)
     it = 0
     while it < max_iter:
-        # i: the maximal violating variable in I_up
-        Gmax = -np.inf
-        i = -1
-        for t in range(n):
-            if y[t] > 0:
-                if alpha[t] < C and -G[t] >= Gmax:
-                    Gmax = -G[t]
-                    i = t
-            else:
-                if alpha[t] > 0.0 and G[t] >= Gmax:
-                    Gmax = G[t]
-                    i = t
-        if i < 0:
-            break
-        _column(K0, KS, g, y, i, m, col_i)
-        # j: second-order choice in I_low; Gmax2 = max over I_low of y_t G_t
-        Gmax2 = -np.inf
-        j = -1
-        best = np.inf
-        for t in range(n):
-            if y[t] > 0:
-                if alpha[t] > 0.0:
-                    diff = Gmax + G[t]
-                    if G[t] >= Gmax2:
-                        Gmax2 = G[t]
-                    if diff > 0.0:
-                        quad = QD[i] + QD[t] - 2.0 * y[i] * col_i[t]
-                        obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
-                        if obj <= best:
-                            best = obj
-                            j = t
-            else:
-                if alpha[t] < C:
-                    diff = Gmax - G[t]
-                    if -G[t] >= Gmax2:
-                        Gmax2 = -G[t]
-                    if diff > 0.0:
-                        quad = QD[i] + QD[t] + 2.0 * y[i] * col_i[t]
-                        obj = -(diff * diff) / (quad if quad > 0.0 else TAU)
-                        if obj <= best:
-                            best = obj
-                            j = t
-        if Gmax + Gmax2 < tol or j < 0:
-            break
+        if shrinking:
+            counter -= 1
+            if counter == 0:
+                counter = min(n, 1000)
+                gmax1, gmax2 = _violation(y, G, alpha, C, act, n_act)
+                if not unshrunk and gmax1 + gmax2 <= 10.0 * tol:  # near the end: the whole problem once more
+                    unshrunk = True
+                    if n_act < n:
+                        _reconstruct(K0, KS, g, y, p, alpha, m, act, n_act, G, col_i)
+                        for t in range(n):
+                            act[t] = t
+                        n_act = n
+                n_act = _shrink(y, G, alpha, C, act, n_act, gmax1, gmax2)
+                fewest = min(fewest, n_act)
+        i, j, gap = _select(K0, KS, g, y, alpha, C, G, QD, m, act, n_act, col_i)
+        if i < 0 or j < 0 or gap < tol:
+            if n_act == n:
+                break
+            # optimal on the active set: LIBSVM reconstructs the gradient, takes up every variable, selects again
+            _reconstruct(K0, KS, g, y, p, alpha, m, act, n_act, G, col_i)
+            for t in range(n):
+                act[t] = t
+            n_act = n
+            i, j, gap = _select(K0, KS, g, y, alpha, C, G, QD, m, act, n_act, col_i)
+            if i < 0 or j < 0 or gap < tol:
+                break
+            counter = 1  # shrink again after this step
         it += 1
-        _column(K0, KS, g, y, j, m, col_j)
+        if n_act == n:
+            _column(K0, KS, g, y, j, m, col_j)
+        else:
+            _column_active(K0, KS, g, y, j, m, act, n_act, col_j)
         ai, aj = alpha[i], alpha[j]
         if y[i] != y[j]:
             quad = QD[i] + QD[j] + 2.0 * col_i[j]
@@ -186,9 +313,12 @@ def _solve(K0, KS, g, y, p, C, alpha, tol, max_iter, m):
                     alpha[i] = 0.0
                     alpha[j] = total
         dai, daj = alpha[i] - ai, alpha[j] - aj
-        for t in range(n):
+        for k in range(n_act):
+            t = act[k]
             G[t] += col_i[t] * dai + col_j[t] * daj
-    return G, it
+    if n_act < n:  # stopped at the iteration cap with variables shrunk: their gradient for rho and the objective
+        _reconstruct(K0, KS, g, y, p, alpha, m, act, n_act, G, col_i)
+    return G, it, fewest
 
 
 @njit(cache=True)
@@ -215,14 +345,16 @@ def _rho(y, G, alpha, C):
 
 @dataclass
 class WarmStart:
-    """The variables of a previous solve (``alpha`` of the common form), to start the next one from."""
+    """The variables of a previous solve (``alpha`` of the common form), to start the next one from, and the
+    smallest active set that solve shrank to (a diagnostic)."""
 
     alpha: np.ndarray
+    fewest_active: int = 0
 
 
 def smo_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: float = 0.1, tol: float = 1e-3,
              KS: np.ndarray | None = None, g: float = 0.0, warm: WarmStart | None = None,
-             max_iter: int | None = None) -> tuple[DualSolution, WarmStart]:
+             max_iter: int | None = None, shrinking: bool = True) -> tuple[DualSolution, WarmStart]:
     """Solve the SVM dual on the kernel (1 - g) K + g KS (KS None: K) from ``warm`` (None: from zero).
 
     Same conventions as :func:`tkbench.solvers.svm.solve_dual` (``y`` +-1 for classification; decision function
@@ -249,7 +381,7 @@ def smo_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: floa
     if alpha.shape != (n,):
         raise ValueError(f"warm start of {alpha.shape} variables for a problem with {n}")
     cap = libsvm_iteration_cap(m) if max_iter is None else int(max_iter)
-    G, n_iter = _solve(K, KS, float(g), yv, p, float(C), alpha, float(tol), cap, m)
+    G, n_iter, fewest = _solve(K, KS, float(g), yv, p, float(C), alpha, float(tol), cap, m, bool(shrinking))
     rho = _rho(yv, G, alpha, float(C))
     w = yv * alpha if task == "classification" else alpha[:m] - alpha[m:]
     quad = float(alpha @ (G - p))  # a^T Q a = w^T K w, from the gradient (no kernel pass)
@@ -257,6 +389,6 @@ def smo_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: floa
         kappa = float(np.sum(alpha))
     else:
         kappa = float(np.asarray(y, float) @ w - epsilon * np.sum(np.abs(w)))
-    warm_next = WarmStart(alpha)
+    warm_next = WarmStart(alpha, int(fewest))
     sol = DualSolution(w, -rho, kappa, quad, int(n_iter), capped=bool(n_iter >= cap), state=warm_next)
     return sol, warm_next

@@ -133,13 +133,15 @@ def _client_gone(context: dict[str, Any]) -> Callable[[], str | None]:
     - in a worker process of the client (loky): the client died (``kill -9`` of the main process alone), seen as
       this process being re-parented (also when that happened before the run started: a task already queued).
     """
-    try:
-        from distributed import get_worker
-        from distributed.worker import thread_state
+    worker = key = None
+    if "distributed" in sys.modules:  # (a dask worker has imported it; nothing else needs to pay for the import)
+        try:
+            from distributed import get_worker
+            from distributed.worker import thread_state
 
-        worker, key = get_worker(), getattr(thread_state, "key", None)
-    except (ImportError, ValueError):
-        worker = key = None
+            worker, key = get_worker(), getattr(thread_state, "key", None)
+        except (ImportError, ValueError):
+            worker = key = None
     if worker is not None and key is not None:
         def cancelled() -> str | None:
             task = worker.state.tasks.get(key)

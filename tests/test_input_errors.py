@@ -227,3 +227,11 @@ def test_cv_folds_larger_than_a_training_part_are_refused(write_config):
     cfg["protocol"]["cv_folds"] = 15
     code, text = _invoke("run", str(write_config(cfg)), "--dry-run")
     assert code == 0, text
+
+
+def test_bad_data_leaves_no_results_folder_behind(write_config, tmp_path):
+    cfg = tiny_config()
+    cfg["datasets"] = [{"name": "liver", "subsample": 5000}]
+    out = tmp_path / "out"
+    code, text = _invoke("run", str(write_config(cfg)), "--out", str(out), "--no-progress")
+    assert code == 2 and "at most 345" in text and not out.exists()

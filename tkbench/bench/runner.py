@@ -141,12 +141,12 @@ def run_experiment(
         check_data(exp, pending)
         _print_plan(console, plan, pending, out, adopted)
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
+    check_data(exp, todo(plan, store, force))  # bad data or sizes: one error now (exit 2), before any file is made
     with store.lock():
         store.check_writable()  # a read-only or full folder: one error now, not after computing a run
         adopted = adopt(plan, store, reuse, write=True) if reuse and not force else set()
         _print_adopted(console, adopted, reuse, dry_run)
         pending = todo(plan, store, force)
-        check_data(exp, pending)  # bad data or sizes: one error now (exit 2), not one failed run per split
         return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address,
                       console=console, progress=progress)
 

@@ -153,3 +153,32 @@ def test_config_scaler_reaches_the_composed_estimator():
     X = np.abs(X)
     est.set_params(model__C=10.0).fit(X[:100], y[:100])
     assert est.score(X[100:], y[100:]) > 0.6
+
+
+def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_path):
+    """A CV that keeps its finished folds (tuning of long sweeps) gives, when resumed after any number of folds,
+    exactly the uninterrupted result, and refits nothing it had finished."""
+    import json
+
+    X, y = _data("classification", 2, n=200)
+    family = get_family("svm_rbf")
+    est = make_estimator(family, "classification", random_state=0)
+    grid = {"C": [-1.0, 1.0, 10.0], "gamma": [0.1, 1.0]}  # (C = -1 fails: its errors are kept too)
+    plain, plain_report = select_params(est, family, grid, X, y, task="classification", k=4, seed=2)
+    path = tmp_path / "cv.folds.json"
+    full, full_report = select_params(est, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
+    same = json.dumps(plain_report["scores"])  # (NaN means of the failing candidate compare as text)
+    assert full == plain and json.dumps(full_report["scores"]) == same
+    saved = json.loads(path.read_text())
+    assert len(saved["folds"]) == 4 and len(saved["folds"][0]) == 6
+    for kept in (1, 3):  # as if the sweep had been killed after `kept` folds
+        per_fold = len(saved["errors"]) // 4  # (the failing candidates' messages, fold by fold)
+        path.write_text(json.dumps({**saved, "folds": saved["folds"][:kept], "errors": saved["errors"][:kept * per_fold]}))
+        chosen, report = select_params(est, family, grid, X, y, task="classification", k=4, seed=2,
+                                       checkpoint=path)
+        assert chosen == plain and json.dumps(report["scores"]) == same
+        assert report["failed_candidates"] == plain_report["failed_candidates"]
+    # all folds finished: nothing is fitted again (a fit would raise)
+    broken = make_estimator(family, "classification", random_state=0, params={"C": "broken"})
+    chosen, _ = select_params(broken, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
+    assert chosen == plain

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,11 +60,15 @@ def select_params(
     stratify: bool = True,
     cv_score: str | None = None,
     target_range: tuple[float, float] | None = None,
+    checkpoint: Path | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Choose the grid point with the best mean validation score. Returns (params, CV report).
 
     ``cv_score="ls_error"`` scores a fitted candidate by minus its least-squares error on the validation fold
-    (:func:`tkbench.bench.least_squares.least_squares_error`, regression labels scaled by ``target_range``)."""
+    (:func:`tkbench.bench.least_squares.least_squares_error`, regression labels scaled by ``target_range``).
+    ``checkpoint``: a JSON file that keeps each finished fold's scores, so that a CV killed midway (a sweep stopped
+    at the end of a session) resumes at its next fold with the same result; the folds are seeded, and a warm-started
+    family starts its chain afresh in every fold, so a resumed CV is the uninterrupted one."""
     combos, path_values = grid_candidates(grid, family.path_param)
     use_path = path_values != [None]
     by_ls = cv_score == "ls_error"
@@ -71,10 +76,15 @@ def select_params(
         raise ValueError(f"cv_score 'ls_error' needs decision values, which the path parameter "
                          f"{family.path_param!r} of family {family.name!r} does not give: fix it in the grid")
     table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
-    errors: list[str] = []
     t0 = time.perf_counter()
+    done = _read_checkpoint(checkpoint, len(table))
+    errors: list[str] = list(done["errors"])
     warm = family.warm_start and not isinstance(estimator, TransformedTargetRegressor)  # that one clones on fit
-    for train, valid in folds(task, y, k, seed, stratify):
+    for fold, (train, valid) in enumerate(folds(task, y, k, seed, stratify)):
+        if fold < len(done["folds"]):  # finished before an interruption
+            for cell, value in zip(table, done["folds"][fold], strict=True):
+                table[cell].append(value)
+            continue
         shared = set_model_params(clone(estimator), {"warm_start": True}) if warm else None
         for c, combo in enumerate(combos):
             est = shared if warm else clone(estimator)
@@ -97,6 +107,9 @@ def select_params(
                 continue
             for v in path_values:
                 table[(c, v)].append(scores[v])
+        if checkpoint is not None:
+            done["folds"].append([cells[-1] for cells in table.values()])
+            _write_checkpoint(checkpoint, done["folds"], errors, done["seconds"] + time.perf_counter() - t0)
     means = {cell: float(np.mean(s)) for cell, s in table.items()}
     finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]
     if not finite:
@@ -110,7 +123,7 @@ def select_params(
         "cv_folds": k,
         "n_candidates": len(table),
         "best_score": best,
-        "seconds": time.perf_counter() - t0,
+        "seconds": done["seconds"] + time.perf_counter() - t0,
         "failed_candidates": len(errors),
         "scores": [
             {"params": {**combos[c], **({family.path_param: v} if use_path else {})},
@@ -119,6 +132,32 @@ def select_params(
         ],
     }
     return chosen, report
+
+
+def _read_checkpoint(path: Path | None, n_cells: int) -> dict[str, Any]:
+    """What an interrupted CV finished: ``folds`` (per fold, one score per grid cell), its candidates' ``errors``
+    and ``seconds``; empty when there is none (or it belongs to another grid)."""
+    import json
+
+    fresh: dict[str, Any] = {"folds": [], "errors": [], "seconds": 0.0}
+    if path is None or not path.exists():
+        return fresh
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return fresh
+    folds_done = data.get("folds", [])
+    if not all(len(f) == n_cells for f in folds_done):
+        return fresh
+    return {"folds": [[math.nan if v is None else float(v) for v in f] for f in folds_done],
+            "errors": list(data.get("errors", [])), "seconds": float(data.get("seconds", 0.0))}
+
+
+def _write_checkpoint(path: Path, folds_done: list[list[float]], errors: list[str], seconds: float) -> None:
+    from tkbench.bench.store import write_json_atomic
+
+    write_json_atomic(path, {"folds": [[None if math.isnan(v) else v for v in f] for f in folds_done],
+                             "errors": errors, "seconds": seconds})
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -161,7 +200,8 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
     """Hyper-parameters chosen once per (dataset, method): ``select_params`` on the training part of each of the
     first k splits (``training_part(r, seed) -> (X, y)``), then :func:`combine_choices`. Each split's CV result is
     cached in ``<root>/tuning/<key>.json`` under a file lock, so that the runs of a cell compute it once: a worker
-    that finds a split's lock taken moves on to the next split and waits only at the end."""
+    that finds a split's lock taken moves on to the next split and waits only at the end. A split's CV keeps its
+    finished folds in ``<key>.folds.json`` while it runs, so that a sweep stopped midway resumes it fold by fold."""
     import fcntl
     import json
     from pathlib import Path
@@ -174,9 +214,10 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
 
     def compute(r: int) -> dict[str, Any]:
         X, y = training_part(r, seeds[r])
+        partial = (folder / tuning_key(spec, r, seeds[r])).with_suffix(".folds.json") if folder is not None else None
         chosen, report = select_params(estimator, family, spec["grid"], X, y, task=task, k=spec["cv_folds"],
                                        seed=seeds[r], stratify=spec["stratify"], cv_score=spec.get("cv_score"),
-                                       target_range=target_range)
+                                       target_range=target_range, checkpoint=partial)
         return {"split": r, "chosen": chosen, "best_score": report["best_score"], "seconds": report["seconds"],
                 "scores": report["scores"]}
 
@@ -200,6 +241,7 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
                     continue  # another run computes this split; take the next one
                 if not path.exists():
                     write_json_atomic(path, compute(r))
+                    path.with_suffix(".folds.json").unlink(missing_ok=True)  # (its folds are in the result now)
                 results[r] = json.loads(path.read_text())
                 pending.remove(r)
                 progressed = True

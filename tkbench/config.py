@@ -619,8 +619,8 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.family", m.family, f"a family that supports {task} (datasets need it)"))
         # a parameter must belong to the family's estimator for at least one task of the config (epsilon is a
         # regressor's: in a mixed config it applies to the regression datasets only, see bench.plan)
-        allowed = set().union(*(fam.param_names(t, m.solver) for t in (needed or [fam.tasks[0]]) if t in fam.tasks))
         defaults = _defaults(fam, needed, m.solver)
+        allowed = set(defaults)  # the parameters of the family's estimators for the config's tasks
 
         def not_a_param(key: str, fam=fam, allowed=allowed, needed=needed, solver=m.solver) -> str:
             return _not_a_param(fam, key, allowed, needed, solver)

@@ -76,3 +76,24 @@ def test_frank_wolfe_goes_on_where_the_line_search_used_to_stop():
     gaps = [h["relative_gap"] for h in est.gap_history_]
     assert est.n_iter_ == 3 and est.n_iters_.tolist() == [3], gaps
     assert gaps[-1] < 1.0  # from 8.4 at P_0
+
+
+@pytest.mark.parametrize("g_star", [0.9, 0.05, 2e-3])
+def test_a_first_trial_point_is_expanded_until_the_minimum_is_bracketed(g_star):
+    """Frank-Wolfe passes twice its previous step as ``first``: the search tries it, expands by 4x while phi' < 0,
+    and never evaluates g_max when the minimum lies below it (a solve far from the warm start is the expensive one).
+    """
+    evaluate, slope0, calls = _quadratic(g_star, curvature=1e6)
+    g, payload, at_end = minimise_on_segment(evaluate, 0.0, slope0, None, first=1e-3)
+    value = 1e6 * ((g - g_star) ** 2 - g_star ** 2)
+    assert payload == g and not at_end
+    assert value <= 0.9 * -1e6 * g_star ** 2  # within 10 % of the best decrease
+    assert calls[0] == 1e-3 and (1.0 not in calls or g_star > 0.256)  # 1e-3 * 4^4 = 0.256
+    brackets = [c for c in calls if c >= g_star]
+    assert brackets and min(brackets) < 4 * g_star + 1e-3  # the first point beyond g* is at most 4x too far
+
+
+def test_a_first_trial_point_still_reaches_the_end_of_the_segment():
+    evaluate, slope0, calls = _quadratic(2.0)
+    g, _, at_end = minimise_on_segment(evaluate, 0.0, slope0, None, first=0.01)
+    assert g == 1.0 and at_end and calls == [0.01, 0.04, 0.16, 0.64, 1.0]

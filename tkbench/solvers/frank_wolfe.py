@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tkbench.solvers.kernel_pair import quadratic_difference
 from tkbench.solvers.line_search import minimise_on_segment
 from tkbench.solvers.smo import smo_dual
 from tkbench.solvers.svm import DualSolution, solve_dual
@@ -107,6 +108,7 @@ def frank_wolfe(
     sol = solve(K)
     history: list[dict] = []
     converged = False
+    gamma = 0.5  # the line search's first trial is twice the previous step: 1 at the first iteration
     t0 = time.perf_counter()
     for it in range(max_iter + 1):
         D = gradient(sol.w)
@@ -128,7 +130,7 @@ def frank_wolfe(
         S = T * np.outer(v, v)
         KS = kernel(S)
         evals += 1
-        gamma, sol = _line_search(K, KS, sol, solve, line_search_steps)
+        gamma, sol = _line_search(K, KS, sol, solve, line_search_steps, first=2 * gamma)
         entry["step"] = gamma
         if callback is not None:
             callback(entry)
@@ -151,15 +153,17 @@ def top_eigenpair(D: np.ndarray) -> tuple[float, np.ndarray]:
     return float(lam[0]), vecs[:, 0]
 
 
-def _line_search(K, KS, sol0: DualSolution, solve, steps: int) -> tuple[float, DualSolution]:
+def _line_search(K, KS, sol0: DualSolution, solve, steps: int, first: float | None = None
+                 ) -> tuple[float, DualSolution]:
     """argmin over [0, 1] of phi(g) = OPT_A((1 - g) K + g KS), with phi'(g) = -1/2 w_g^T (KS - K) w_g; a solve
     at g starts from the solution at the nearest g solved so far (a warm-startable solver; on Airfoil this beat
-    starting every trial from g = 0 by 15 % of SMO iterations, and starting g = 1 from zero was worse still)."""
-    diff = KS - K  # (formed once: the difference of two quadratic forms would cancel)
+    starting every trial from g = 0 by 15 % of SMO iterations, and starting g = 1 from zero was worse still).
+    The first trial is ``first`` (twice the previous step; g = 1 at the first iteration), expanded 4x while the
+    objective still decreases (:func:`tkbench.solvers.line_search.minimise_on_segment`)."""
     solved = {0.0: sol0}
 
-    def slope(w: np.ndarray) -> float:
-        return -0.5 * float(w @ diff @ w)
+    def slope(w: np.ndarray) -> float:  # entry by entry, without an m x m difference matrix (issue 21)
+        return -0.5 * quadratic_difference(K, KS, w)
 
     def evaluate(g: float):
         nearest = min(solved, key=lambda h: abs(h - g))
@@ -168,5 +172,5 @@ def _line_search(K, KS, sol0: DualSolution, solve, steps: int) -> tuple[float, D
         return sol.value, slope(sol.w), sol
 
     slope0 = slope(sol0.w)
-    gamma, sol, _ = minimise_on_segment(evaluate, sol0.value, slope0, sol0, 1.0, steps)
+    gamma, sol, _ = minimise_on_segment(evaluate, sol0.value, slope0, sol0, 1.0, steps, first=first)
     return gamma, sol

@@ -86,22 +86,26 @@ def _gradient(K0, KS, g, y, p, alpha, m, col):
 
 @njit(cache=True)
 def _column_active(K0, KS, g, y, i, m, act, n_act, out):
-    """out[t] = Q_it for the active variables t = act[:n_act] only (a gather from the kernel row)."""
+    """out[t] = Q_it for the active variables t = act[:n_act] only (a gather from the kernel row; the branch on g
+    is taken once, and the SVR's second half maps to its kernel column by a subtraction, not a modulo)."""
     ii = i % m
     a = K0[ii]
     b = KS[ii]
     yi = y[i]
     h = 1.0 - g
-    for k in range(n_act):
-        t = act[k]
-        tt = t % m
-        if g == 0.0:
-            v = np.float64(a[tt])
-        elif g == 1.0:
-            v = np.float64(b[tt])
-        else:
-            v = h * np.float64(a[tt]) + g * np.float64(b[tt])
-        out[t] = yi * y[t] * v
+    if g == 0.0:
+        for k in range(n_act):
+            t = act[k]
+            out[t] = yi * y[t] * np.float64(a[t if t < m else t - m])
+    elif g == 1.0:
+        for k in range(n_act):
+            t = act[k]
+            out[t] = yi * y[t] * np.float64(b[t if t < m else t - m])
+    else:
+        for k in range(n_act):
+            t = act[k]
+            tt = t if t < m else t - m
+            out[t] = yi * y[t] * (h * np.float64(a[tt]) + g * np.float64(b[tt]))
 
 
 @njit(cache=True)

@@ -1,0 +1,35 @@
+"""Arithmetic on the stored kernel pair (K, K_S) of the Frank-Wolfe line search (tkbench.solvers.kernel_pair)."""
+import numpy as np
+import pytest
+
+from tkbench.solvers.kernel_pair import quadratic_difference
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_quadratic_difference_equals_the_formed_difference(dtype):
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((2, 300, 300))
+    K, KS = (A @ A.T).astype(dtype), (B @ B.T).astype(dtype)
+    w = rng.standard_normal(300)
+    w[::7] = 0.0  # rows skipped
+    exact = float(w @ (KS.astype(np.float64) - K.astype(np.float64)) @ w)
+    assert quadratic_difference(K, KS, w) == pytest.approx(exact, rel=1e-12)
+
+
+def test_quadratic_difference_does_not_cancel():
+    """Two kernels that differ by 1e-12 of their size: the entry-wise difference keeps the answer, which the
+    difference of the two quadratic forms would lose."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((200, 200))
+    K = A @ A.T + 1e6
+    E = rng.standard_normal((200, 5))
+    KS = K + 1e-6 * (E @ E.T)
+    w = rng.standard_normal(200)
+    w -= w.mean()
+    exact = 1e-6 * float(np.sum((E.T @ w) ** 2))
+    assert quadratic_difference(K, KS, w) == pytest.approx(exact, rel=1e-3)
+
+
+def test_quadratic_difference_checks_shapes():
+    with pytest.raises(ValueError, match="do not match"):
+        quadratic_difference(np.eye(3), np.eye(4), np.ones(3))

@@ -24,7 +24,7 @@ from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.data.registry import fixed_split
 from tkbench.learners import get_family, make_estimator
-from tkbench.learners.compose import fitted_model, set_model_params
+from tkbench.learners.compose import fitted_model, param_prefix, set_model_params
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout (or install prefix) holding tkbench/
 
@@ -173,9 +173,16 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
     row["chosen_params"] = chosen
     row["params"] = {**spec["params"], **chosen}
 
+    if root is not None and estimator.get_params().get(param_prefix(estimator) + "checkpoint", False) is None:
+        # a learner that can save its state (TK by Frank-Wolfe): a final fit killed with its session continues
+        set_model_params(estimator, {"checkpoint": str(Path(root) / "checkpoints" / spec["key"])})
     t0 = time.perf_counter()
     estimator.fit(X_train, y_train)
     row["fit_seconds"] = time.perf_counter() - t0
+    resumed = getattr(fitted_model(estimator), "resumed_", None)
+    if resumed:  # the fit continued from a checkpoint: its time includes the earlier sessions' (in ``resumed``)
+        row["resumed"] = resumed
+        row["fit_seconds"] += float(getattr(fitted_model(estimator), "fit_seconds_before_resume_", 0.0))
     t0 = time.perf_counter()
     y_pred = estimator.predict(X_test)
     row["predict_seconds"] = time.perf_counter() - t0

@@ -27,6 +27,8 @@ coordinates).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -35,6 +37,7 @@ from tkbench.kernels.tessellated import BASES, box, n_basis, tk_basis_kernels, t
 from tkbench.kernels.warmup import warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
+from tkbench.solvers.checkpoint import Checkpoint, fingerprint
 from tkbench.solvers.frank_wolfe import FWResult, frank_wolfe
 from tkbench.solvers.sdp import SOLVERS as SDP_SOLVERS
 from tkbench.solvers.sdp import solve_tk_sdp
@@ -53,8 +56,9 @@ class _TKBase(BaseEstimator):
     whose kernel cache is single precision; "smo": our warm-started SMO in double precision,
     :mod:`tkbench.solvers.smo`), ``trace`` (trace of P, default 2q), ``solver`` ("fw": Frank-Wolfe; "sdp": one
     SDP, small m only), ``sdp_solver`` (clarabel, scs or mosek), ``center`` (solve with the centred kernel, exact;
-    see the module docstring) and ``normalize`` (divide the kernel by its mean centred diagonal at P_0, i.e.
-    rescale C).
+    see the module docstring), ``normalize`` (divide the kernel by its mean centred diagonal at P_0, i.e.
+    rescale C) and ``checkpoint`` (a file path: Frank-Wolfe saves its state there after every iteration and a fit
+    of the same problem continues from it; the runner sets it for final fits, :mod:`tkbench.solvers.checkpoint`).
     """
 
     _task = ""
@@ -80,7 +84,16 @@ class _TKBase(BaseEstimator):
     def _scale(self, X: np.ndarray) -> np.ndarray:
         return np.clip((X - self.data_min_) * self.scale_, 0.0, 1.0)
 
-    def _fit_problem(self, X01: np.ndarray, y: np.ndarray, task: str):
+    def _checkpoint(self, X01: np.ndarray, y: np.ndarray, task: str, problem: int) -> Checkpoint | None:
+        """The state file of one Frank-Wolfe problem (one per one-vs-rest class), keyed by everything that defines
+        the saddle problem and its iterates (not tol or max_iter: a state stays valid when they change)."""
+        if self.checkpoint is None:
+            return None
+        facts = {k: getattr(self, k, None) for k in ("C", "epsilon", "degree", "delta", "basis", "trace", "center",
+                                                        "normalize", "svm_tol", "dual_solver")}
+        return Checkpoint(f"{self.checkpoint}.{problem}.npz", fingerprint(X01, y, task=task, **facts))
+
+    def _fit_problem(self, X01: np.ndarray, y: np.ndarray, task: str, problem: int = 0):
         a, b = box(X01.shape[1], self.delta)
         d, basis = int(self.degree), self.basis
         size = 2 * n_basis(X01.shape[1], d, basis)
@@ -115,7 +128,7 @@ class _TKBase(BaseEstimator):
         if self.solver == "fw":
             res = frank_wolfe(kernel, gradient, size, y, task=task, C=float(self.C), epsilon=epsilon, trace=trace,
                               tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol,
-                              dual_solver=self.dual_solver)
+                              dual_solver=self.dual_solver, checkpoint=self._checkpoint(X01, y, task, problem))
         else:  # the SDP of paper 000 Opt. (24); the predictor is the SVM refitted on K(P*)
             basis_kernels = [(i, j, (_centred(H) if center else H) / scale)
                              for i, j, H in tk_basis_kernels(X01, a, b, d, basis)]
@@ -137,6 +150,7 @@ class _TKBase(BaseEstimator):
         if center and len(sv):  # f(x) = sum_i w_i [k(x, x_i) - mean_j k(x_j, x_i)] / s + b  (sum_i w_i = 0)
             column_means = tk_kernel(X01, X01[sv], res.P, a, b, d, basis).mean(axis=0)
             intercept -= float(coef @ column_means)
+        self.resumed_ = self.resumed_ or res.resumed  # the first problem that continued from a checkpoint
         return res, sv, coef, intercept
 
     def _fit_common(self, X, y):
@@ -146,6 +160,7 @@ class _TKBase(BaseEstimator):
         self.scale_ = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 0.0)
         self.a_, self.b_ = box(X.shape[1], self.delta)
         self.q_ = n_basis(X.shape[1], int(self.degree), self.basis)
+        self.resumed_ = None
         return self._scale(X)
 
     def _store(self, results, X01):
@@ -161,6 +176,10 @@ class _TKBase(BaseEstimator):
         self.objective_ = np.array([r.primal for r, *_ in results])
         self.n_svm_solves_ = int(sum(r.n_svm_solves for r, *_ in results))
         self.n_svm_capped_ = int(sum(r.n_svm_capped for r, *_ in results))
+        self.fit_seconds_before_resume_ = float(sum((r.resumed or {}).get("seconds", 0.0) for r, *_ in results))
+        if self.checkpoint is not None:  # finished: the states are no longer needed
+            for k in range(len(results)):
+                Path(f"{self.checkpoint}.{k}.npz").unlink(missing_ok=True)
         if len(results) == 1:  # binary / regression: plain arrays as in scikit-learn's SVMs
             self.P_, self.support_vectors_, self.support_ = self.P_[0], self.support_vectors_[0], self.support_[0]
             self.dual_coef_, self.gap_history_ = self.dual_coef_[0], self.gap_history_[0]
@@ -194,7 +213,9 @@ class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
     """Soft-margin SVM with a learned tessellated kernel (paper 003, Algorithm 2); parameters in :class:`_TKBase`."""
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
-                 solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm"):
+                 solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
+                 checkpoint=None):
+        self.checkpoint = checkpoint
         self.dual_solver = dual_solver
         self.center = center
         self.normalize = normalize
@@ -213,7 +234,7 @@ class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
         X, y = validate_data(self, X, y)
         X01 = self._fit_common(X, y)
         targets = self._signed_targets(y)
-        self._store([self._fit_problem(X01, t, "classification") for t in targets], X01)
+        self._store([self._fit_problem(X01, t, "classification", k) for k, t in enumerate(targets)], X01)
         return self
 
 
@@ -221,7 +242,9 @@ class TKRegressor(RegressorMixin, _TKBase):
     """Epsilon-SVR with a learned tessellated kernel (paper 003, Algorithm 2); ``epsilon`` as in paper 003 (0.1)."""
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
-                 trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm"):
+                 trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
+                 checkpoint=None):
+        self.checkpoint = checkpoint
         self.dual_solver = dual_solver
         self.center = center
         self.normalize = normalize

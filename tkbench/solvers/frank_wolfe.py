@@ -20,6 +20,12 @@ with w = y * alpha (classification) or w = beta (regression), is solved by Frank
   stopped at LIBSVM's iteration cap is not certified (its OPT_A is only a lower bound) and never ends the run.
 
 OPT_P(alpha_k) <= OPT* <= OPT_A(P_k) at every iteration: the history brackets the optimum.
+
+Checkpoints (``checkpoint``, :mod:`tkbench.solvers.checkpoint`): after every iteration the state -- P, the dual
+variables, the previous step, the history and the counters -- is saved; a run started on the same problem with the
+same file continues from it: K(P) is recomputed from P (one kernel pass; it equals the in-place updated K up to
+rounding) and the dual re-solved from the saved variables (a warm start that is already optimal up to that
+rounding with the SMO solver; LIBSVM starts from zero). ``history[i]["seconds"]`` counts the earlier sessions' time.
 """
 from __future__ import annotations
 
@@ -29,9 +35,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tkbench.solvers.checkpoint import Checkpoint
 from tkbench.solvers.kernel_pair import quadratic_difference
 from tkbench.solvers.line_search import minimise_on_segment
-from tkbench.solvers.smo import smo_dual
+from tkbench.solvers.smo import WarmStart, smo_dual
 from tkbench.solvers.svm import DualSolution, solve_dual
 
 DUAL_SOLVERS = ("smo", "libsvm")
@@ -47,6 +54,7 @@ class FWResult:
     n_svm_solves: int = 0
     n_kernel_evals: int = 0
     n_svm_capped: int = 0  # SVM solves stopped at LIBSVM's iteration cap (see tkbench.solvers.svm)
+    resumed: dict | None = None  # {"iteration": k, "seconds": s} when continued from a checkpoint
 
     @property
     def primal(self) -> float:
@@ -77,6 +85,7 @@ def frank_wolfe(
     line_search_steps: int = 6,
     callback: Callable[[dict], None] | None = None,
     dual_solver: str = "libsvm",
+    checkpoint: Checkpoint | None = None,
 ) -> FWResult:
     """Minimise OPT_A(P) over {P PSD, trace(P) = trace} (default trace = size, P_0 = I).
 
@@ -102,15 +111,27 @@ def frank_wolfe(
         capped += sol.capped
         return sol
 
-    P = np.eye(size) * (T / size)
-    K = kernel(P)
-    evals = 1
-    sol = solve(K)
+    saved = checkpoint.load() if checkpoint is not None else None
     history: list[dict] = []
     converged = False
     gamma = 0.5  # the line search's first trial is twice the previous step: 1 at the first iteration
+    first, resumed, evals = 0, None, 1
     t0 = time.perf_counter()
-    for it in range(max_iter + 1):
+    if saved is None:
+        P = np.eye(size) * (T / size)
+        K = kernel(P)
+        sol = solve(K)
+    else:
+        arrays, facts = saved
+        P, history, gamma = arrays["P"], facts["history"], facts["gamma"]
+        first, solves, capped, evals = facts["iteration"], facts["solves"], facts["capped"], facts["evals"] + 1
+        t0 -= facts["seconds"]
+        resumed = {"iteration": first, "seconds": facts["seconds"]}
+        K = kernel(P)
+        start = DualSolution(np.zeros(len(y)), 0.0, 0.0, 0.0, 0, state=WarmStart(arrays["alpha"])) \
+            if "alpha" in arrays and dual_solver == "smo" else None
+        sol = solve(K, start=start)
+    for it in range(first, max_iter + 1):
         D = gradient(sol.w)
         lam_max, v = top_eigenpair(D)
         primal = float(sol.value)
@@ -140,7 +161,11 @@ def frank_wolfe(
         K *= 1 - gamma  # in place (K(S_k) is not needed again): no third m x m matrix
         KS *= gamma
         K += KS
-    return FWResult(P, sol, len(history) - 1, converged, history, solves, evals, capped)
+        if checkpoint is not None:
+            arrays = {"P": P} if sol.state is None else {"P": P, "alpha": sol.state.alpha}
+            checkpoint.save(arrays, {"iteration": it + 1, "gamma": gamma, "history": history, "solves": solves,
+                                     "capped": capped, "evals": evals, "seconds": time.perf_counter() - t0})
+    return FWResult(P, sol, len(history) - 1, converged, history, solves, evals, capped, resumed)
 
 
 def top_eigenpair(D: np.ndarray) -> tuple[float, np.ndarray]:

@@ -1,0 +1,117 @@
+"""Frank-Wolfe checkpoints: a TK fit killed part-way continues from its state file (tkbench.solvers.checkpoint)."""
+import numpy as np
+import pytest
+
+from tkbench import TKClassifier, TKRegressor
+from tkbench.solvers.checkpoint import Checkpoint
+
+
+class Killed(Exception):
+    pass
+
+
+def _data(task):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(160, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(160)
+    return X, (y if task == "regression" else np.where(y > np.median(y), 1, -1))
+
+
+def _model(task, **kw):
+    cls = TKRegressor if task == "regression" else TKClassifier
+    return cls(C=10.0, delta=0.1, tol=1e-6, max_iter=10, **kw)
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("dual_solver", ["smo", "libsvm"])
+def test_a_killed_fit_continues_from_its_checkpoint(tmp_path, monkeypatch, task, dual_solver):
+    X, y = _data(task)
+    whole = _model(task, dual_solver=dual_solver).fit(X, y)
+    assert whole.n_iter_ >= 4, "the problem must take several iterations for the test to mean anything"
+
+    saves = []
+    original = Checkpoint.save
+
+    def save_then_die(self, arrays, facts):
+        original(self, arrays, facts)
+        saves.append(facts["iteration"])
+        if len(saves) == 2:
+            raise Killed
+
+    monkeypatch.setattr(Checkpoint, "save", save_then_die)
+    path = tmp_path / "run"
+    with pytest.raises(Killed):
+        _model(task, dual_solver=dual_solver, checkpoint=str(path)).fit(X, y)
+    assert (tmp_path / "run.0.npz").exists()
+    monkeypatch.setattr(Checkpoint, "save", original)
+
+    resumed = _model(task, dual_solver=dual_solver, checkpoint=str(path)).fit(X, y)
+    assert resumed.resumed_["iteration"] == 2 and resumed.fit_seconds_before_resume_ > 0
+    assert resumed.n_iter_ == whole.n_iter_
+    assert [h["iteration"] for h in resumed.gap_history_] == list(range(whole.n_iter_ + 1))
+    np.testing.assert_allclose(resumed.P_, whole.P_, rtol=1e-6, atol=1e-6 * np.abs(whole.P_).max())
+    assert resumed.objective_[0] == pytest.approx(whole.objective_[0], rel=1e-6)
+    np.testing.assert_allclose(resumed.predict(X), whole.predict(X), rtol=1e-5, atol=1e-5)
+    assert not (tmp_path / "run.0.npz").exists(), "a finished fit removes its state"
+
+
+def test_a_checkpoint_of_another_problem_is_not_resumed(tmp_path, monkeypatch):
+    X, y = _data("regression")
+    path = str(tmp_path / "run")
+    original = Checkpoint.save
+
+    def save_then_die(self, arrays, facts):
+        original(self, arrays, facts)
+        raise Killed
+
+    monkeypatch.setattr(Checkpoint, "save", save_then_die)
+    with pytest.raises(Killed):
+        _model("regression", dual_solver="smo", checkpoint=path).fit(X, y)
+    monkeypatch.setattr(Checkpoint, "save", original)
+    other = _model("regression", dual_solver="smo", checkpoint=path)
+    other.set_params(C=1.0)  # another problem: the state must not be used
+    assert other.fit(X, y).resumed_ is None
+    assert _model("regression", dual_solver="smo", checkpoint=path).fit(X[:-1], y[:-1]).resumed_ is None
+
+
+def test_a_truncated_state_file_is_ignored(tmp_path):
+    (tmp_path / "s.npz").write_bytes(b"PK\x03\x04 not a whole file")
+    assert Checkpoint(tmp_path / "s.npz", "p").load() is None
+    assert Checkpoint(tmp_path / "absent.npz", "p").load() is None
+
+
+def test_the_runner_checkpoints_final_fits_and_records_a_resumed_one(write_config, tmp_path, monkeypatch):
+    """A TK run killed during its final fit (here: an exception after the second saved iteration, in-process)
+    leaves <out>/checkpoints/<run key>.0.npz; the next attempt continues from it, says so in its row
+    (``resumed``), counts the earlier time in fit_seconds, and leaves no state behind."""
+    from tkbench.bench.execute import execute
+    from tkbench.bench.plan import make_plan
+    from tkbench.config import load_config
+
+    config = {
+        "name": "ckpt", "kind": "accuracy", "protocol": {"splits": 1, "seed": 0},
+        "datasets": [{"name": "airfoil", "alias": "airfoil", "subsample": 200}],
+        "methods": [{"name": "tk", "family": "tk", "grid": {},
+                     "params": {"C": 10.0, "delta": 0.1, "tol": 1e-6, "max_iter": 8, "dual_solver": "smo"}}],
+    }
+    spec = make_plan(load_config(write_config(config)))[0].to_dict()
+    saves = []
+    original = Checkpoint.save
+
+    def save_then_die(self, arrays, facts):
+        original(self, arrays, facts)
+        saves.append(self.path)
+        if len(saves) == 2:
+            raise Killed
+
+    monkeypatch.setattr(Checkpoint, "save", save_then_die)
+    first = execute(spec, {}, root=str(tmp_path))
+    assert first["status"] == "failed" and "Killed" in first["error"]
+    assert saves[0] == tmp_path / "checkpoints" / f"{spec['key']}.0.npz" and saves[0].exists()
+    monkeypatch.setattr(Checkpoint, "save", original)
+    second = execute(spec, {}, root=str(tmp_path))
+    assert second["status"] == "ok", second.get("traceback")
+    assert second["resumed"]["iteration"] == 2 and second["fit_seconds"] > second["resumed"]["seconds"] > 0
+    assert not list((tmp_path / "checkpoints").iterdir())
+    third = execute(spec, {}, root=str(tmp_path))  # from scratch: no state left
+    assert "resumed" not in third and third["mse"] == pytest.approx(second["mse"], rel=1e-6)

@@ -111,14 +111,16 @@ class _TKBase(BaseEstimator):
                 raise ValueError("normalize=True: the centred TK kernel is zero on the training data (all rows "
                                  "equal?)")
 
-        def kernel(P):
+        def kernel(P):  # in place throughout: at m = 30 000 each m x m copy is 7 GB
             nonlocal start
             if start is not None and np.array_equal(P, P0):
                 K, start = start, None
-                return K / scale
-            K = tk_kernel(X01, None, P, a, b, d, basis)
-            K = _centred(K) if center else K
-            return K / scale if scale != 1.0 else K
+            else:
+                K = tk_kernel(X01, None, P, a, b, d, basis)
+                K = _centred(K) if center else K
+            if scale != 1.0:
+                K /= scale
+            return K
 
         def gradient(w):
             w = w - w.mean() if center else w  # <P, D(Hw)> = w^T H K(P) H w
@@ -148,8 +150,8 @@ class _TKBase(BaseEstimator):
         coef = res.solution.w[sv] / scale
         intercept = float(res.solution.intercept)
         if center and len(sv):  # f(x) = sum_i w_i [k(x, x_i) - mean_j k(x_j, x_i)] / s + b  (sum_i w_i = 0)
-            column_means = tk_kernel(X01, X01[sv], res.P, a, b, d, basis).mean(axis=0)
-            intercept -= float(coef @ column_means)
+            column_sums = sum(_blocks(X01, lambda rows: tk_kernel(rows, X01[sv], res.P, a, b, d, basis).sum(0)))
+            intercept -= float(coef @ column_sums) / len(X01)
         self.resumed_ = self.resumed_ or res.resumed  # the first problem that continued from a checkpoint
         return res, sv, coef, intercept
 
@@ -189,13 +191,15 @@ class _TKBase(BaseEstimator):
         X = validate_data(self, X, reset=False)
         X01 = self._scale(X)
         d = int(self.degree)
+        def decision(P, sv, coef, b0):  # in row blocks: no (test x support vectors) matrix beyond one block
+            return np.concatenate(list(_blocks(
+                X01, lambda rows: tk_kernel(rows, sv, P, self.a_, self.b_, d, self.basis) @ coef + b0))) \
+                if len(X01) else np.zeros(0)
+
         if self.P_.ndim == 2:
-            K = tk_kernel(X01, self.support_vectors_, self.P_, self.a_, self.b_, d, self.basis)
-            return K @ self.dual_coef_ + self.intercept_[0]
-        cols = []
-        for P, sv, coef, b0 in zip(self.P_, self.support_vectors_, self.dual_coef_, self.intercept_, strict=True):
-            cols.append(tk_kernel(X01, sv, P, self.a_, self.b_, d, self.basis) @ coef + b0)
-        return np.column_stack(cols)
+            return decision(self.P_, self.support_vectors_, self.dual_coef_, self.intercept_[0])
+        return np.column_stack([decision(*args) for args in zip(self.P_, self.support_vectors_, self.dual_coef_,
+                                                                 self.intercept_, strict=True)])
 
     def diagnostics(self) -> dict:
         """Solver facts for a result row."""
@@ -269,6 +273,12 @@ class TKRegressor(RegressorMixin, _TKBase):
 
     def predict(self, X):
         return self._decision(X)
+
+
+def _blocks(X: np.ndarray, fn, rows: int = 2048):
+    """fn over row blocks of X (kernel rows against the support vectors: at m = 30 000 the whole matrix is 7 GB)."""
+    for start in range(0, len(X), rows):
+        yield fn(X[start:start + rows])
 
 
 def _centred(K: np.ndarray) -> np.ndarray:

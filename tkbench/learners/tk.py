@@ -57,8 +57,11 @@ class _TKBase(BaseEstimator):
     :mod:`tkbench.solvers.smo`), ``trace`` (trace of P, default 2q), ``solver`` ("fw": Frank-Wolfe; "sdp": one
     SDP, small m only), ``sdp_solver`` (clarabel, scs or mosek), ``center`` (solve with the centred kernel, exact;
     see the module docstring), ``normalize`` (divide the kernel by its mean centred diagonal at P_0, i.e.
-    rescale C) and ``checkpoint`` (a file path: Frank-Wolfe saves its state there after every iteration and a fit
-    of the same problem continues from it; the runner sets it for final fits, :mod:`tkbench.solvers.checkpoint`).
+    rescale C), ``checkpoint`` (a file path: Frank-Wolfe saves its state there after every iteration and a fit
+    of the same problem continues from it; the runner sets it for final fits, :mod:`tkbench.solvers.checkpoint`),
+    ``booster_step`` (switch to the accelerated primal-dual booster of paper 003 section 5.5 once a Frank-Wolfe
+    step falls below this value; None: never; :mod:`tkbench.solvers.apd`) and ``booster_max_iter`` (the
+    booster's iteration cap).
     """
 
     _task = ""
@@ -130,7 +133,8 @@ class _TKBase(BaseEstimator):
         if self.solver == "fw":
             res = frank_wolfe(kernel, gradient, size, y, task=task, C=float(self.C), epsilon=epsilon, trace=trace,
                               tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol,
-                              dual_solver=self.dual_solver, checkpoint=self._checkpoint(X01, y, task, problem))
+                              dual_solver=self.dual_solver, checkpoint=self._checkpoint(X01, y, task, problem),
+                              booster_step=self.booster_step, booster_max_iter=int(self.booster_max_iter))
         else:  # the SDP of paper 000 Opt. (24); the predictor is the SVM refitted on K(P*)
             basis_kernels = [(i, j, (_centred(H) if center else H) / scale)
                              for i, j, H in tk_basis_kernels(X01, a, b, d, basis)]
@@ -218,7 +222,9 @@ class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
                  solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
-                 checkpoint=None):
+                 checkpoint=None, booster_step=None, booster_max_iter=1000):
+        self.booster_step = booster_step
+        self.booster_max_iter = booster_max_iter
         self.checkpoint = checkpoint
         self.dual_solver = dual_solver
         self.center = center
@@ -247,7 +253,9 @@ class TKRegressor(RegressorMixin, _TKBase):
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
                  trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
-                 checkpoint=None):
+                 checkpoint=None, booster_step=None, booster_max_iter=1000):
+        self.booster_step = booster_step
+        self.booster_max_iter = booster_max_iter
         self.checkpoint = checkpoint
         self.dual_solver = dual_solver
         self.center = center

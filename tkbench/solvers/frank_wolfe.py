@@ -26,6 +26,11 @@ variables, the previous step, the history and the counters -- is saved; a run st
 same file continues from it: K(P) is recomputed from P (one kernel pass; it equals the in-place updated K up to
 rounding) and the dual re-solved from the saved variables (a warm start that is already optimal up to that
 rounding with the SMO solver; LIBSVM starts from zero). ``history[i]["seconds"]`` counts the earlier sessions' time.
+
+The 2nd-stage booster (paper 003 section 5.5; ``booster_step``): once an accepted step falls below
+``booster_step``, the accelerated primal-dual method of :mod:`tkbench.solvers.apd` takes over from the current
+(P, alpha) with the same tolerance on a certified gap; its certifications are appended to the history with
+``"booster": True`` (not checkpointed: a killed run resumes at the switch).
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tkbench.solvers.apd import apd_booster
 from tkbench.solvers.checkpoint import Checkpoint
 from tkbench.solvers.kernel_pair import quadratic_difference
 from tkbench.solvers.line_search import minimise_on_segment
@@ -86,6 +92,8 @@ def frank_wolfe(
     callback: Callable[[dict], None] | None = None,
     dual_solver: str = "libsvm",
     checkpoint: Checkpoint | None = None,
+    booster_step: float | None = None,
+    booster_max_iter: int = 1000,
 ) -> FWResult:
     """Minimise OPT_A(P) over {P PSD, trace(P) = trace} (default trace = size, P_0 = I).
 
@@ -161,11 +169,31 @@ def frank_wolfe(
         K *= 1 - gamma  # in place (K(S_k) is not needed again): no third m x m matrix
         KS *= gamma
         K += KS
+        if booster_step is not None and gamma < booster_step:  # paper 003 section 5.5: the 2nd stage
+            del KS
+            boosted = apd_booster(kernel, gradient, K, P, _warm(sol, y, task), y, task=task, C=C,
+                                  epsilon=epsilon, trace=T, tol=tol, max_iter=booster_max_iter, svm_tol=svm_tol)
+            offset = history[-1]["seconds"]
+            for h in boosted.history:
+                history.append({**h, "iteration": it + h["iteration"], "seconds": offset + h["seconds"],
+                                "booster": True})
+            P, sol, converged = boosted.P, boosted.solution, boosted.converged
+            evals += boosted.n_kernel_evals
+            break
         if checkpoint is not None:
             arrays = {"P": P} if sol.state is None else {"P": P, "alpha": sol.state.alpha}
             checkpoint.save(arrays, {"iteration": it + 1, "gamma": gamma, "history": history, "solves": solves,
                                      "capped": capped, "evals": evals, "seconds": time.perf_counter() - t0})
-    return FWResult(P, sol, len(history) - 1, converged, history, solves, evals, capped, resumed)
+    return FWResult(P, sol, history[-1]["iteration"], converged, history, solves, evals, capped, resumed)
+
+
+def _warm(sol: DualSolution, y: np.ndarray, task: str) -> DualSolution:
+    """``sol`` with the common-form dual variables as its state (LIBSVM's solutions carry only w)."""
+    if sol.state is not None:
+        return sol
+    w = np.asarray(sol.w, float)
+    alpha = np.abs(w) if task == "classification" else np.concatenate([np.maximum(w, 0), np.maximum(-w, 0)])
+    return DualSolution(sol.w, sol.intercept, sol.kappa, sol.quad, sol.n_iter, sol.capped, WarmStart(alpha))
 
 
 def top_eigenpair(D: np.ndarray) -> tuple[float, np.ndarray]:

@@ -95,3 +95,20 @@ def test_frank_wolfe_switches_to_the_booster_below_the_step_threshold(task):
     assert boosted and plain[-1]["step"] < 1.01 and len(plain) == 1  # every step is below 1.01
     assert res.converged and boosted[-1]["relative_gap"] <= 1e-6
     assert res.n_iter == boosted[-1]["iteration"]
+
+
+def test_figure_2b_plots_the_certified_gap_against_time_with_the_switch(tmp_path):
+    import pandas as pd
+
+    from tkbench.report.plots import booster_plots
+
+    plain = [{"iteration": i, "primal": 1 + 2.0 ** -i, "dual": 1.0, "seconds": float(i)} for i in range(6)]
+    boosted = plain[:3] + [{"iteration": 3 + 10 * k, "primal": 1 + 2.0 ** -(3 + k), "dual": 1.0,
+                            "seconds": 3.0 + k, "booster": True} for k in range(3)]
+    rows = pd.DataFrame([
+        {"status": "ok", "dataset": "cancer", "method": "fw", "split": 0, "trace": plain},
+        {"status": "ok", "dataset": "cancer", "method": "fw_booster", "split": 0, "trace": boosted},
+        {"status": "ok", "dataset": "pima", "method": "fw", "split": 0, "trace": plain},  # no booster: no figure
+    ])
+    written = booster_plots(rows, tmp_path)
+    assert {p.stem for p in written} == {"booster_cancer"} and all(p.exists() for p in written)

@@ -358,7 +358,8 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         if tables:
             tables[-1].notes = _scaling_failures(res) + tables[-1].notes
     if exp.kind == "convergence" and not res.rows.empty:
-        images = plots.convergence_plots(res.rows, out) + plots.evolution_plots(res.rows, out)
+        images = (plots.convergence_plots(res.rows, out) + plots.booster_plots(res.rows, out)
+                  + plots.evolution_plots(res.rows, out))
     if exp.kind == "surface" and not res.rows.empty:
         images = plots.surface_plots(res.rows, out)
     if exp.kind == "landscape" and not res.rows.empty:

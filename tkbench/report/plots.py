@@ -192,6 +192,35 @@ def convergence_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
     return written
 
 
+def booster_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Paper 003 Figure 2(b): for each dataset with a run that switched to the 2nd-stage booster (trace entries with
+    ``booster``), the certified relative gap (best primal - best dual so far) of every run of that dataset that has
+    a time trace, against seconds, split 0; the switch is marked. Frank-Wolfe and booster iterations differ in cost,
+    so time, not iterations, is the common axis."""
+    ok = rows[(rows["status"] == "ok")] if "trace" in rows else rows.iloc[0:0]
+    written: list[Path] = []
+    for dataset, by_ds in ok.groupby("dataset", sort=False):
+        first = by_ds.sort_values("split").groupby("method", sort=False).head(1)
+        traces = {r["method"]: r["trace"] for _, r in first.iterrows()
+                  if isinstance(r["trace"], list) and r["trace"] and "seconds" in r["trace"][0]
+                  and "primal" in r["trace"][0]}
+        if not any(any(e.get("booster") for e in t) for t in traces.values()):
+            continue
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        for color, (method, trace) in zip(plt.cm.tab10.colors, traces.items(), strict=False):
+            primal = np.minimum.accumulate([e["primal"] for e in trace])
+            dual = np.maximum.accumulate([e["dual"] for e in trace])
+            bound = np.maximum((primal - dual) / np.maximum(np.abs(primal), 1e-12), 1e-16)
+            seconds = [e["seconds"] for e in trace]
+            ax.semilogy(seconds, bound, color=color, lw=1.5, label=method)
+            switch = next((i for i, e in enumerate(trace) if e.get("booster")), None)
+            if switch is not None:
+                ax.semilogy([seconds[switch - 1]], [bound[switch - 1]], "o", color=color, label=f"{method}: switch")
+        written += save_figure(fig, ax, out_dir / f"booster_{dataset}", "seconds",
+                               "certified relative gap (log scale)", f"{dataset}: with and without the booster")
+    return written
+
+
 EVOLUTION_PANELS = ((("m", "cosines m"), ("m_gauss", "Gaussians"), ("nsv", "support vectors")),
                     (("t", "t (criterion)"), ("s", "s (best search value)")),
                     (("train_error", "training error"), ("test_error", "test error")))

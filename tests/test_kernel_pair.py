@@ -33,3 +33,15 @@ def test_quadratic_difference_does_not_cancel():
 def test_quadratic_difference_checks_shapes():
     with pytest.raises(ValueError, match="do not match"):
         quadratic_difference(np.eye(3), np.eye(4), np.ones(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matvec_accumulates_in_float64(dtype):
+    from tkbench.solvers.kernel_pair import matvec
+
+    rng = np.random.default_rng(2)
+    K = rng.standard_normal((200, 200)).astype(dtype)
+    w = rng.standard_normal(200)
+    out = matvec(K, w)
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, K.astype(np.float64) @ w, rtol=1e-12, atol=1e-12)

@@ -188,3 +188,46 @@ def test_n_iter_is_an_int_with_the_per_problem_counts_beside_it():
         assert isinstance(est.n_iter_, int) and est.n_iter_ == est.n_iters_.max() and len(est.n_iters_) == 3
         est.fit(X, y > 0)
         assert isinstance(est.n_iter_, int) and est.n_iters_.shape == (1,)
+
+
+def test_float32_kernel_storage_is_centred_before_rounding():
+    """kernel_dtype='float32' stores the two m x m kernels in float32. The raw TK kernel of Ionosphere at d = 0,
+    delta = 1 is ~1e11 times its centred part, so rounding before centring would leave a constant matrix; the
+    row-block path centres in float64 first: the stored matrix equals the float64 centred kernel to float32
+    precision of its own scale, and the classifier learns."""
+    from tkbench.kernels.tessellated import box
+    from tkbench.learners.tk import _centred, _kernel_rows
+
+    ds = load_dataset("ionosphere")
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(ds.y))
+    tr, te = idx[:240], idx[240:]
+    X01 = (ds.X[tr] - ds.X[tr].min(0)) / np.where(np.ptp(ds.X[tr], 0) > 0, np.ptp(ds.X[tr], 0), 1)
+    a, b = box(X01.shape[1], 1.0)
+    P = np.eye(2)
+    exact = _centred(tk_kernel(X01, None, P, a, b, 0, "x"))
+    stored = _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, 0, "x"), len(X01), np.float32, True,
+                          block=64)
+    assert stored.dtype == np.float32
+    np.testing.assert_allclose(stored, exact, rtol=0, atol=1e-6 * np.abs(exact).max())
+    majority = max(np.mean(ds.y[te] == c) for c in np.unique(ds.y))
+    clf = TKClassifier(C=10.0, degree=0, delta=1.0, dual_solver="smo", kernel_dtype="float32").fit(ds.X[tr], ds.y[tr])
+    assert clf.score(ds.X[te], ds.y[te]) > majority + 0.1
+
+
+def test_float32_storage_gives_the_float64_fit():
+    ds = load_dataset("airfoil")
+    idx = np.random.default_rng(1).permutation(len(ds.y))[:300]
+    X, y = ds.X[idx], ds.y[idx]
+    fits = {dt: TKRegressor(C=10.0, delta=0.1, dual_solver="smo", kernel_dtype=dt, normalize=True).fit(X, y)
+            for dt in ("float64", "float32")}
+    assert fits["float32"].objective_[0] == pytest.approx(fits["float64"].objective_[0], rel=1e-3)
+    np.testing.assert_allclose(fits["float32"].predict(X), fits["float64"].predict(X), rtol=0,
+                               atol=1e-2 * np.std(y))
+
+
+@pytest.mark.parametrize("bad", [{"kernel_dtype": "float16"}, {"kernel_dtype": "float32"},
+                                 {"kernel_dtype": "float32", "dual_solver": "smo", "solver": "sdp"}])
+def test_float32_storage_needs_the_smo_solver(bad):
+    with pytest.raises(ValueError, match="kernel_dtype"):
+        TKClassifier(**bad).fit(np.random.default_rng(0).uniform(size=(20, 2)), np.arange(20) % 2)

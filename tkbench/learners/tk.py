@@ -61,7 +61,9 @@ class _TKBase(BaseEstimator):
     of the same problem continues from it; the runner sets it for final fits, :mod:`tkbench.solvers.checkpoint`),
     ``booster_step`` (switch to the accelerated primal-dual booster of paper 003 section 5.5 once a Frank-Wolfe
     step falls below this value; None: never; :mod:`tkbench.solvers.apd`) and ``booster_max_iter`` (the
-    booster's iteration cap).
+    booster's iteration cap) and ``kernel_dtype`` ("float64" or "float32": the storage of the two m x m training
+    kernels; float32 halves memory and the SMO solver's memory traffic, its arithmetic stays float64; centring is
+    done in float64 before the rounding, at the cost of a second kernel pass).
     """
 
     _task = ""
@@ -81,6 +83,11 @@ class _TKBase(BaseEstimator):
             raise ValueError(f"delta must be >= 0, got {self.delta!r}")
         if not self.tol > 0 or self.max_iter < 0:
             raise ValueError("tol must be > 0 and max_iter >= 0")
+        if self.kernel_dtype not in ("float64", "float32"):
+            raise ValueError(f"kernel_dtype must be 'float64' or 'float32', got {self.kernel_dtype!r}")
+        if self.kernel_dtype == "float32" and (self.solver != "fw" or self.dual_solver != "smo"):
+            raise ValueError("kernel_dtype='float32' needs solver='fw' and dual_solver='smo' (LIBSVM and the SDP "
+                             "take float64 matrices)")
         if self.normalize and not self.center:
             raise ValueError("normalize=True needs center=True (the scale is that of the centred kernel)")
 
@@ -93,7 +100,7 @@ class _TKBase(BaseEstimator):
         if self.checkpoint is None:
             return None
         facts = {k: getattr(self, k, None) for k in ("C", "epsilon", "degree", "delta", "basis", "trace", "center",
-                                                        "normalize", "svm_tol", "dual_solver")}
+                                                        "normalize", "svm_tol", "dual_solver", "kernel_dtype")}
         return Checkpoint(f"{self.checkpoint}.{problem}.npz", fingerprint(X01, y, task=task, **facts))
 
     def _fit_problem(self, X01: np.ndarray, y: np.ndarray, task: str, problem: int = 0):
@@ -107,9 +114,17 @@ class _TKBase(BaseEstimator):
         scale = 1.0
         P0 = np.eye(size) * (T / size)  # the solvers' starting point
         start = None  # the centred kernel at P0, computed for the scale and reused by the solver's first evaluation
+        dtype = np.dtype(self.kernel_dtype)
+
+        def raw(P):  # the training kernel matrix, centred if asked, stored in ``dtype``
+            if dtype == np.float64:
+                K = tk_kernel(X01, None, P, a, b, d, basis)
+                return _centred(K) if center else K
+            return _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, d, basis), len(X01), dtype, center)
+
         if self.normalize:
-            start = _centred(tk_kernel(X01, None, P0, a, b, d, basis))
-            scale = float(np.mean(np.diag(start)))
+            start = raw(P0)
+            scale = float(np.mean(np.diag(start), dtype=np.float64))
             if not scale > 0:
                 raise ValueError("normalize=True: the centred TK kernel is zero on the training data (all rows "
                                  "equal?)")
@@ -119,8 +134,7 @@ class _TKBase(BaseEstimator):
             if start is not None and np.array_equal(P, P0):
                 K, start = start, None
             else:
-                K = tk_kernel(X01, None, P, a, b, d, basis)
-                K = _centred(K) if center else K
+                K = raw(P)
             if scale != 1.0:
                 K /= scale
             return K
@@ -222,7 +236,8 @@ class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
                  solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
-                 checkpoint=None, booster_step=None, booster_max_iter=1000):
+                 checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64"):
+        self.kernel_dtype = kernel_dtype
         self.booster_step = booster_step
         self.booster_max_iter = booster_max_iter
         self.checkpoint = checkpoint
@@ -253,7 +268,8 @@ class TKRegressor(RegressorMixin, _TKBase):
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
                  trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
-                 checkpoint=None, booster_step=None, booster_max_iter=1000):
+                 checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64"):
+        self.kernel_dtype = kernel_dtype
         self.booster_step = booster_step
         self.booster_max_iter = booster_max_iter
         self.checkpoint = checkpoint
@@ -287,6 +303,26 @@ def _blocks(X: np.ndarray, fn, rows: int = 2048):
     """fn over row blocks of X (kernel rows against the support vectors: at m = 30 000 the whole matrix is 7 GB)."""
     for start in range(0, len(X), rows):
         yield fn(X[start:start + rows])
+
+
+def _kernel_rows(rows_of, m: int, dtype, center: bool, block: int = 1024) -> np.ndarray:
+    """The m x m training kernel stored in ``dtype`` (float32: half the memory), computed in row blocks of float64
+    by ``rows_of(X[block])``. Centring is done in float64 before the rounding (the raw TK kernel can dwarf its
+    centred part by 1e11, below float32's precision): a first pass sums the rows, the second centres each block
+    with them (the kernel is symmetric, so column means are row means). Two kernel passes instead of one."""
+    K = np.empty((m, m), dtype=dtype)
+    starts = range(0, m, block)
+    if center:
+        r = np.concatenate([rows_of(slice(i, i + block)).mean(axis=1) for i in starts])
+        mean = r.mean()
+    for i in starts:
+        Kb = rows_of(slice(i, i + block))
+        if center:
+            Kb -= r[i:i + block, None]
+            Kb -= r[None, :]
+            Kb += mean
+        K[i:i + block] = Kb
+    return K
 
 
 def _centred(K: np.ndarray) -> np.ndarray:

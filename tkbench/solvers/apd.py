@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tkbench.solvers.kernel_pair import matvec
 from tkbench.solvers.smo import WarmStart, smo_dual
 from tkbench.solvers.svm import DualSolution
 
@@ -135,7 +136,7 @@ def _lam_max(K: np.ndarray, v: np.ndarray, iterations: int = 30) -> tuple[float,
     v = v / max(np.linalg.norm(v), 1e-300)
     lam = 0.0
     for _ in range(iterations):
-        u = K @ v
+        u = matvec(K, v)
         lam = float(np.linalg.norm(u))
         if lam == 0.0:
             break
@@ -166,7 +167,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
     best_P = P.copy()
     best_primal = float(start.value) if not start.capped else np.inf  # a capped solve certifies nothing
     w = prob.w(a)
-    Kw = K @ w
+    Kw = matvec(K, w)
     D = gradient(w)
     best_dual = float(-prob.p @ a - 0.5 * T * np.linalg.eigvalsh(D)[-1])
     lam, vec = _lam_max(K, np.ones(prob.m) + np.arange(prob.m) % 3)
@@ -191,7 +192,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
                 break
             Kd = kernel(dP)
             evals += 1
-            coupling = float(np.linalg.norm(prob.unfold(Kd @ w_new)))
+            coupling = float(np.linalg.norm(prob.unfold(matvec(Kd, w_new))))
             if tau * sigma * coupling ** 2 <= DELTA ** 2 * norm_dP ** 2:
                 break
             backtracks += 1
@@ -200,7 +201,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
             K += Kd
             del Kd
         P, a = P_new, a_new
-        G_prev, G = G, -prob.p - prob.unfold(K @ w_new)
+        G_prev, G = G, -prob.p - prob.unfold(matvec(K, w_new))
         tau *= GROW
         if it % certify_every == 0 or it == max_iter:
             sol = certify(a)

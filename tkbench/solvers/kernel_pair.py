@@ -31,3 +31,25 @@ def quadratic_difference(K: np.ndarray, KS: np.ndarray, w: np.ndarray) -> float:
     if K.shape != KS.shape or K.shape[0] != K.shape[1] or K.shape[0] != len(w):
         raise ValueError(f"quadratic_difference: K {K.shape}, KS {KS.shape} and w ({len(w)},) do not match")
     return float(_quadratic_difference(K, KS, np.ascontiguousarray(w, dtype=np.float64)))
+
+
+@njit(parallel=True, cache=True)
+def _matvec(K, w):
+    m = K.shape[0]
+    out = np.zeros(m)
+    for i in prange(m):
+        row = K[i]
+        acc = 0.0
+        for j in range(K.shape[1]):
+            acc += np.float64(row[j]) * w[j]
+        out[i] = acc
+    return out
+
+
+def matvec(K: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """K @ w accumulated in float64 whatever K's storage (NumPy would copy a float32 K to float64 first: 7 GB at
+    m = 30 000); BLAS for a float64 K."""
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if K.dtype == np.float64:
+        return K @ w
+    return _matvec(K, w)

@@ -185,6 +185,9 @@ class MethodEntry(_Strict):
     max_train: int | dict[str, int] | None = Field(
         None, description="train this method on at most this many rows of each split's training part (seeded; "
         "the test part is unchanged), or {dataset label: rows}; the report says so")
+    cv_max_train: int | dict[str, int] | None = Field(
+        None, description="choose the hyper-parameters by CV on at most this many of the training rows (seeded), "
+        "then fit on all of them (or on max_train), or {dataset label: rows}; the report says so")
     scaler: str | None = Field(None, description="input pre-processing, fitted on the training rows (default: the "
                                "family's own); one of tkbench.learners.scalers.SCALERS")
     target_scaler: Literal["none", "standard", "minmax_pm1"] | None = None
@@ -640,13 +643,16 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             if label not in labels:
                 problems.append((f"{where}.datasets", label,
                                  f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
-        caps = m.max_train if isinstance(m.max_train, dict) else {}
-        for label, cap in caps.items():
-            if label not in labels:
-                problems.append((f"{where}.max_train.{label}", cap,
-                                 f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
-            elif not isinstance(cap, int) or cap < 10:
-                problems.append((f"{where}.max_train.{label}", cap, "a number of rows >= 10"))
+        for field_name in ("max_train", "cv_max_train"):
+            value = getattr(m, field_name)
+            for label, cap in (value if isinstance(value, dict) else {}).items():
+                if label not in labels:
+                    problems.append((f"{where}.{field_name}.{label}", cap,
+                                     f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
+                elif not isinstance(cap, int) or cap < 10:
+                    problems.append((f"{where}.{field_name}.{label}", cap, "a number of rows >= 10"))
+            if isinstance(value, int) and value < 10:
+                problems.append((f"{where}.{field_name}", value, "a number of rows >= 10"))
         for label, k in (m.splits if isinstance(m.splits, dict) else {}).items():
             if label not in labels:
                 problems.append((f"{where}.splits.{label}", k,
@@ -655,8 +661,6 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.splits.{label}", k, "a number of splits >= 1"))
         if isinstance(m.splits, int) and m.splits < 1:
             problems.append((f"{where}.splits", m.splits, "a number of splits >= 1"))
-        if isinstance(m.max_train, int) and m.max_train < 10:
-            problems.append((f"{where}.max_train", m.max_train, "a number of rows >= 10"))
         if m.max_train is not None and exp.kind == "scaling":
             problems.append((f"{where}.max_train", m.max_train, "no max_train in a scaling experiment (sizes)"))
         for label, over in m.per_dataset.items():

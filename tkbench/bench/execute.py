@@ -164,7 +164,12 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
         row["cv"] = cv
         set_model_params(estimator, chosen)
     elif spec["grid"]:
-        chosen, cv = select_params(estimator, family, spec["grid"], X_train, y_train, task=ds.task,
+        cv_rows = np.arange(len(train))
+        if spec.get("cv_size") is not None and int(spec["cv_size"]) < len(train):
+            # CV on the rows a max_train of the same size would train on (same seed: nested subsets)
+            cv_rows = np.flatnonzero(np.isin(train, training_subset(train, int(spec["cv_size"]), spec["seed"] + 1)))
+            row["cv_rows"] = len(cv_rows)
+        chosen, cv = select_params(estimator, family, spec["grid"], X_train[cv_rows], y_train[cv_rows], task=ds.task,
                                    k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"],
                                    cv_score=spec.get("cv_score"), target_range=target_range)
         row["cv_seconds"] = cv.pop("seconds")

@@ -20,7 +20,7 @@ from tkbench.data import dataset_fingerprint, split_seed, task_of, user_csv
 from tkbench.learners import get_family
 
 RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
-OPTIONAL_FIELDS = ("features", "landscape", "tuning", "cv_score")
+OPTIONAL_FIELDS = ("features", "landscape", "tuning", "cv_score", "cv_size")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class RunSpec:
     landscape: dict[str, Any] | None = None  # kind 'landscape': the weight grid
     tuning: dict[str, Any] | None = None  # shared CV on the first k splits: {"first": k, "seeds": [...]}
     cv_score: str | None = None  # what CV maximises, when not the default (accuracy / minus MSE)
+    cv_size: int | None = None  # CV on at most this many training rows (a seeded subset), the final fit on all
     key: str = field(default="", compare=False)
 
     def identity(self) -> dict[str, Any]:
@@ -137,13 +138,14 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
             else:
                 cell_splits = _cell_splits(n_splits, ds, m)
                 cap = m.max_train.get(ds.label) if isinstance(m.max_train, dict) else m.max_train
+                cv_cap = m.cv_max_train.get(ds.label) if isinstance(m.cv_max_train, dict) else m.cv_max_train
                 tuning = None
                 if proto.tune_on_first and grid:
                     k = proto.tune_on_first
                     tuning = {"first": k, "seeds": [split_seed(proto.seed, r) for r in range(k)]}
                 for i in range(cell_splits):  # a training cap is the scaling experiments' `size` (a subset)
                     specs.append(_keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap,
-                                                tuning=tuning)))
+                                                tuning=tuning, cv_size=cv_cap if grid else None)))
     return specs
 
 

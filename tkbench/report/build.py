@@ -93,6 +93,11 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
             notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
                          + " of each split's training part (a seeded subset); tested on the full test part")
+        if m.cv_max_train is not None:
+            caps = m.cv_max_train if isinstance(m.cv_max_train, dict) else {"every dataset": m.cv_max_train}
+            notes.append(f"{m.name}: hyper-parameters chosen by CV on at most " + ", ".join(
+                f"{n} rows ({d})" for d, n in caps.items()) + " of each split's training part (the seeded subset "
+                "a max_train of that size uses), the final fit on all of them")
         if isinstance(m.splits, int) and m.splits < p.splits and exp.kind != "scaling":
             notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
         elif isinstance(m.splits, dict) and exp.kind != "scaling":

@@ -169,8 +169,8 @@ def frank_wolfe(
         K *= 1 - gamma  # in place (K(S_k) is not needed again): no third m x m matrix
         KS *= gamma
         K += KS
+        del KS  # before the next K(S): else three m x m matrices at once (20 GB at m = 29 386, measured)
         if booster_step is not None and gamma < booster_step:  # paper 003 section 5.5: the 2nd stage
-            del KS
             boosted = apd_booster(kernel, gradient, K, P, _warm(sol, y, task), y, task=task, C=C,
                                   epsilon=epsilon, trace=T, tol=tol, max_iter=booster_max_iter, svm_tol=svm_tol)
             offset = history[-1]["seconds"]

@@ -1,0 +1,47 @@
+"""cv_max_train: hyper-parameters by CV on a seeded subset of the training rows, the final fit on all of them."""
+import pytest
+
+from tkbench.bench.execute import execute, split_rows
+from tkbench.bench.plan import make_plan
+from tkbench.config import ConfigError, load_config
+from tkbench.data import load_dataset, training_subset
+
+
+def _config(**method):
+    return {"name": "cvsub", "kind": "accuracy", "protocol": {"splits": 2, "seed": 0, "cv_folds": 2},
+            "datasets": ["liver"],
+            "methods": [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0, 10.0]}, **method}]}
+
+
+def test_cv_on_a_subset_and_the_final_fit_on_every_training_row(write_config, monkeypatch):
+    import tkbench.bench.execute as ex
+
+    seen = []
+    real = ex.select_params
+
+    def spy(estimator, family, grid, X, y, **kw):
+        seen.append(len(y))
+        return real(estimator, family, grid, X, y, **kw)
+
+    monkeypatch.setattr(ex, "select_params", spy)
+    spec = make_plan(load_config(write_config(_config(cv_max_train={"liver": 100}))))[0].to_dict()
+    row = execute(spec, {})
+    assert row["status"] == "ok", row.get("traceback")
+    train, _ = split_rows(load_dataset("liver"), spec, spec["split"], spec["seed"])
+    assert seen == [100] and row["cv_rows"] == 100 and row["n_train"] == len(train) > 100
+    # the CV rows are the subset a max_train of 100 would train on
+    capped = make_plan(load_config(write_config(_config(max_train=100), "capped.yaml")))[0].to_dict()
+    assert split_rows(load_dataset("liver"), capped, capped["split"], capped["seed"])[0].tolist() == \
+        training_subset(train, 100, spec["seed"] + 1).tolist()
+
+
+def test_cv_max_train_changes_only_its_own_keys(write_config):
+    plain = {s.key for s in make_plan(load_config(write_config(_config())))}
+    sub = {s.key for s in make_plan(load_config(write_config(_config(cv_max_train=100), "b.yaml")))}
+    assert not plain & sub and len(sub) == 2
+
+
+@pytest.mark.parametrize("value,expected", [({"nope": 100}, "cv_max_train.nope"), (5, "cv_max_train")])
+def test_bad_cv_max_train_is_a_config_error(write_config, value, expected):
+    with pytest.raises(ConfigError, match=expected):
+        load_config(write_config(_config(cv_max_train=value)))

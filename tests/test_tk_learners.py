@@ -45,6 +45,13 @@ def test_decision_on_training_points_equals_the_trained_svm(basis):
     Ks = H @ tk_kernel(X01, None, smo.P_, smo.a_, smo.b_, 1, basis) @ H
     sol, _ = smo_dual(Ks, signed, task="classification", C=10.0, tol=1e-8)
     np.testing.assert_allclose(smo.decision_function(X), Ks @ sol.w + sol.intercept, atol=1e-7)
+    # ... and after the booster (its intercept uses the row means tracked through its steps, as Frank-Wolfe's)
+    boosted = TKClassifier(C=10.0, delta=0.2, basis=basis, tol=1e-4, svm_tol=1e-8, dual_solver="smo",
+                           booster_step=1.01, booster_max_iter=200).fit(X, y)
+    assert any(h.get("booster") for h in boosted.gap_history_)
+    Kb = H @ tk_kernel(X01, None, boosted.P_, boosted.a_, boosted.b_, 1, basis) @ H
+    sol, _ = smo_dual(Kb, signed, task="classification", C=10.0, tol=1e-8)
+    np.testing.assert_allclose(boosted.decision_function(X), Kb @ sol.w + sol.intercept, atol=1e-5)
     # ... the same classifier as an SVM on the raw kernel (up to LIBSVM's single-precision kernel cache)
     raw = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(K, y)
     np.testing.assert_allclose(clf.decision_function(X), raw.decision_function(K), atol=1e-3)
@@ -206,8 +213,9 @@ def test_float32_kernel_storage_is_centred_before_rounding():
     a, b = box(X01.shape[1], 1.0)
     P = np.eye(2)
     exact = _centred(tk_kernel(X01, None, P, a, b, 0, "x"))
-    stored = _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, 0, "x"), len(X01), np.float32, True,
-                          block=64)
+    stored, means = _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, 0, "x"), len(X01), np.float32, True,
+                                 block=64)
+    np.testing.assert_allclose(means, tk_kernel(X01, None, P, a, b, 0, "x").mean(axis=1), rtol=1e-12)
     assert stored.dtype == np.float32
     np.testing.assert_allclose(stored, exact, rtol=0, atol=1e-6 * np.abs(exact).max())
     majority = max(np.mean(ds.y[te] == c) for c in np.unique(ds.y))

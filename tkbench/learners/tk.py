@@ -116,14 +116,20 @@ class _TKBase(BaseEstimator):
         start = None  # the centred kernel at P0, computed for the scale and reused by the solver's first evaluation
         dtype = np.dtype(self.kernel_dtype)
 
+        means = {}  # the raw kernel's row means of the last evaluation (its column means: K is symmetric)
+
         def raw(P):  # the training kernel matrix, centred if asked, stored in ``dtype``
             if dtype == np.float64:
                 K = tk_kernel(X01, None, P, a, b, d, basis)
+                means["last"] = K.mean(axis=1)
                 return _centred(K) if center else K
-            return _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, d, basis), len(X01), dtype, center)
+            K, means["last"] = _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, d, basis), len(X01), dtype,
+                                            center)
+            return K
 
         if self.normalize:
             start = raw(P0)
+            means["start"] = means["last"]
             scale = float(np.mean(np.diag(start), dtype=np.float64))
             if not scale > 0:
                 raise ValueError("normalize=True: the centred TK kernel is zero on the training data (all rows "
@@ -133,6 +139,7 @@ class _TKBase(BaseEstimator):
             nonlocal start
             if start is not None and np.array_equal(P, P0):
                 K, start = start, None
+                means["last"] = means.pop("start")
             else:
                 K = raw(P)
             if scale != 1.0:
@@ -148,7 +155,8 @@ class _TKBase(BaseEstimator):
             res = frank_wolfe(kernel, gradient, size, y, task=task, C=float(self.C), epsilon=epsilon, trace=trace,
                               tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol,
                               dual_solver=self.dual_solver, checkpoint=self._checkpoint(X01, y, task, problem),
-                              booster_step=self.booster_step, booster_max_iter=int(self.booster_max_iter))
+                              booster_step=self.booster_step, booster_max_iter=int(self.booster_max_iter),
+                              track=(lambda: means["last"]) if center else None)
         else:  # the SDP of paper 000 Opt. (24); the predictor is the SVM refitted on K(P*)
             basis_kernels = [(i, j, (_centred(H) if center else H) / scale)
                              for i, j, H in tk_basis_kernels(X01, a, b, d, basis)]
@@ -168,8 +176,12 @@ class _TKBase(BaseEstimator):
         coef = res.solution.w[sv] / scale
         intercept = float(res.solution.intercept)
         if center and len(sv):  # f(x) = sum_i w_i [k(x, x_i) - mean_j k(x_j, x_i)] / s + b  (sum_i w_i = 0)
-            column_sums = sum(_blocks(X01, lambda rows: tk_kernel(rows, X01[sv], res.P, a, b, d, basis).sum(0)))
-            intercept -= float(coef @ column_sums) / len(X01)
+            if res.tracked is not None:  # Frank-Wolfe kept the raw row means at its P (linear in P)
+                column_means = res.tracked[sv]
+            else:  # the SDP route: one pass against the support vectors
+                column_means = sum(_blocks(X01, lambda rows: tk_kernel(rows, X01[sv], res.P, a, b, d, basis)
+                                           .sum(0))) / len(X01)
+            intercept -= float(coef @ column_means)
         self.resumed_ = self.resumed_ or res.resumed  # the first problem that continued from a checkpoint
         return res, sv, coef, intercept
 
@@ -305,15 +317,16 @@ def _blocks(X: np.ndarray, fn, rows: int = 2048):
         yield fn(X[start:start + rows])
 
 
-def _kernel_rows(rows_of, m: int, dtype, center: bool, block: int = 1024) -> np.ndarray:
+def _kernel_rows(rows_of, m: int, dtype, center: bool, block: int = 1024) -> tuple[np.ndarray, np.ndarray | None]:
     """The m x m training kernel stored in ``dtype`` (float32: half the memory), computed in row blocks of float64
     by ``rows_of(X[block])``. Centring is done in float64 before the rounding (the raw TK kernel can dwarf its
     centred part by 1e11, below float32's precision): a first pass sums the rows, the second centres each block
-    with them (the kernel is symmetric, so column means are row means). Two kernel passes instead of one."""
+    with them (the kernel is symmetric, so column means are row means). Two kernel passes instead of one.
+    Returns the matrix and the raw row means (None without centring)."""
     K = np.empty((m, m), dtype=dtype)
     starts = range(0, m, block)
+    r = np.concatenate([rows_of(slice(i, i + block)).mean(axis=1) for i in starts]) if center else None
     if center:
-        r = np.concatenate([rows_of(slice(i, i + block)).mean(axis=1) for i in starts])
         mean = r.mean()
     for i in starts:
         Kb = rows_of(slice(i, i + block))
@@ -322,7 +335,7 @@ def _kernel_rows(rows_of, m: int, dtype, center: bool, block: int = 1024) -> np.
             Kb -= r[None, :]
             Kb += mean
         K[i:i + block] = Kb
-    return K
+    return K, r
 
 
 def _centred(K: np.ndarray) -> np.ndarray:

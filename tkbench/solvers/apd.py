@@ -63,6 +63,7 @@ class BoosterResult:
     n_iter: int = 0
     n_kernel_evals: int = 0
     n_backtracks: int = 0
+    tracked: np.ndarray | None = None  # the track vector at P (see frank_wolfe)
 
 
 def project_box_hyperplane(v: np.ndarray, s: np.ndarray, C: float, tol: float = 1e-12) -> np.ndarray:
@@ -147,10 +148,12 @@ def _lam_max(K: np.ndarray, v: np.ndarray, iterations: int = 30) -> tuple[float,
 def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[np.ndarray], np.ndarray],
                 K: np.ndarray, P: np.ndarray, start: DualSolution, y: np.ndarray, *, task: str, C: float,
                 epsilon: float, trace: float, tol: float, max_iter: int = 1000, certify_every: int = 10,
-                svm_tol: float = 1e-3, callback=None) -> BoosterResult:
+                svm_tol: float = 1e-3, callback=None, track=None, tracked=None) -> BoosterResult:
     """Run the booster from (P, a) = (P, ``start``'s dual variables) with ``K`` = K(P) (updated in place).
 
     ``kernel(M)`` returns the (linear) training kernel matrix of any symmetric M; ``gradient(w)`` returns D(w).
+    ``track`` / ``tracked``: as in :func:`tkbench.solvers.frank_wolfe.frank_wolfe` (a vector linear in P, kept
+    along with K; its value at the returned P is in the result).
     """
     prob = _Problem(y, task, epsilon)
     T = float(trace)
@@ -165,6 +168,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
 
     best_sol = start
     best_P = P.copy()
+    best_tracked = None if tracked is None else tracked.copy()
     best_primal = float(start.value) if not start.capped else np.inf  # a capped solve certifies nothing
     w = prob.w(a)
     Kw = matvec(K, w)
@@ -191,6 +195,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
                 Kd = None
                 break
             Kd = kernel(dP)
+            td = track() if track is not None else None
             evals += 1
             coupling = float(np.linalg.norm(prob.unfold(matvec(Kd, w_new))))
             if tau * sigma * coupling ** 2 <= DELTA ** 2 * norm_dP ** 2:
@@ -200,6 +205,8 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
         if Kd is not None:
             K += Kd
             del Kd
+            if tracked is not None:
+                tracked = tracked + td
         P, a = P_new, a_new
         G_prev, G = G, -prob.p - prob.unfold(matvec(K, w_new))
         tau *= GROW
@@ -209,6 +216,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
             best_dual = max(best_dual, float(sol.kappa - 0.5 * T * np.linalg.eigvalsh(gradient(sol.w))[-1]))
             if not sol.capped and primal < best_primal:
                 best_primal, best_P, best_sol = primal, P.copy(), sol
+                best_tracked = None if tracked is None else tracked.copy()
             gap = best_primal - best_dual
             rel = gap / max(abs(best_primal), 1e-12)
             entry = {"iteration": it, "primal": best_primal, "dual": best_dual, "gap": gap, "relative_gap": rel,
@@ -221,5 +229,5 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
                 break
             lam, vec = _lam_max(K, vec, iterations=5)
             sigma = 1.0 / max(prob.lam_max_factor() * lam, 1e-300)
-    return BoosterResult(best_P, best_sol, converged, history, it, evals, backtracks)
+    return BoosterResult(best_P, best_sol, converged, history, it, evals, backtracks, best_tracked)
 

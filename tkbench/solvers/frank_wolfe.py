@@ -61,6 +61,7 @@ class FWResult:
     n_kernel_evals: int = 0
     n_svm_capped: int = 0  # SVM solves stopped at LIBSVM's iteration cap (see tkbench.solvers.svm)
     resumed: dict | None = None  # {"iteration": k, "seconds": s} when continued from a checkpoint
+    tracked: np.ndarray | None = None  # the ``track`` vector at P (see frank_wolfe)
 
     @property
     def primal(self) -> float:
@@ -94,10 +95,14 @@ def frank_wolfe(
     checkpoint: Checkpoint | None = None,
     booster_step: float | None = None,
     booster_max_iter: int = 1000,
+    track: Callable[[], np.ndarray] | None = None,
 ) -> FWResult:
     """Minimise OPT_A(P) over {P PSD, trace(P) = trace} (default trace = size, P_0 = I).
 
     ``kernel(P)`` returns the training kernel matrix K(P); ``gradient(w)`` returns D(w) with <P, D(w)> = w^T K(P) w.
+    ``track()``, called after each ``kernel`` evaluation, returns a vector linear in that evaluation's P (the TK
+    learner: the raw kernel's row means, for its intercept); it is combined along with K and returned for the
+    final P in ``FWResult.tracked``, which spares a kernel pass at the end.
     """
     T = float(size if trace is None else trace)
     svm_tol = min(1e-3, tol / 10) if svm_tol is None else svm_tol
@@ -128,6 +133,7 @@ def frank_wolfe(
     if saved is None:
         P = np.eye(size) * (T / size)
         K = kernel(P)
+        tracked = track() if track is not None else None
         sol = solve(K)
     else:
         arrays, facts = saved
@@ -136,6 +142,7 @@ def frank_wolfe(
         t0 -= facts["seconds"]
         resumed = {"iteration": first, "seconds": facts["seconds"]}
         K = kernel(P)
+        tracked = track() if track is not None else None
         start = DualSolution(np.zeros(len(y)), 0.0, 0.0, 0.0, 0, state=WarmStart(arrays["alpha"])) \
             if "alpha" in arrays and dual_solver == "smo" else None
         sol = solve(K, start=start)
@@ -158,6 +165,7 @@ def frank_wolfe(
             break
         S = T * np.outer(v, v)
         KS = kernel(S)
+        tracked_S = track() if track is not None else None
         evals += 1
         gamma, sol = _line_search(K, KS, sol, solve, line_search_steps, first=2 * gamma)
         entry["step"] = gamma
@@ -169,22 +177,25 @@ def frank_wolfe(
         K *= 1 - gamma  # in place (K(S_k) is not needed again): no third m x m matrix
         KS *= gamma
         K += KS
+        if tracked is not None:
+            tracked = (1 - gamma) * tracked + gamma * tracked_S
         del KS  # before the next K(S): else three m x m matrices at once (20 GB at m = 29 386, measured)
         if booster_step is not None and gamma < booster_step:  # paper 003 section 5.5: the 2nd stage
             boosted = apd_booster(kernel, gradient, K, P, _warm(sol, y, task), y, task=task, C=C,
-                                  epsilon=epsilon, trace=T, tol=tol, max_iter=booster_max_iter, svm_tol=svm_tol)
+                                  epsilon=epsilon, trace=T, tol=tol, max_iter=booster_max_iter, svm_tol=svm_tol,
+                                  track=track, tracked=tracked)
             offset = history[-1]["seconds"]
             for h in boosted.history:
                 history.append({**h, "iteration": it + h["iteration"], "seconds": offset + h["seconds"],
                                 "booster": True})
-            P, sol, converged = boosted.P, boosted.solution, boosted.converged
+            P, sol, converged, tracked = boosted.P, boosted.solution, boosted.converged, boosted.tracked
             evals += boosted.n_kernel_evals
             break
         if checkpoint is not None:
             arrays = {"P": P} if sol.state is None else {"P": P, "alpha": sol.state.alpha}
             checkpoint.save(arrays, {"iteration": it + 1, "gamma": gamma, "history": history, "solves": solves,
                                      "capped": capped, "evals": evals, "seconds": time.perf_counter() - t0})
-    return FWResult(P, sol, history[-1]["iteration"], converged, history, solves, evals, capped, resumed)
+    return FWResult(P, sol, history[-1]["iteration"], converged, history, solves, evals, capped, resumed, tracked)
 
 
 def _warm(sol: DualSolution, y: np.ndarray, task: str) -> DualSolution:

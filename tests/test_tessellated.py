@@ -213,3 +213,25 @@ def test_diagonal_equals_the_kernel_matrix_diagonal(n, d, basis):
         expected = np.diag(tk_kernel(X, None, P, a, b, d, basis))
         np.testing.assert_allclose(tk_diagonal(X, P, a, b, d, basis), expected, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(stacked[:, k], expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("basis", ["x", "zx"])
+@pytest.mark.parametrize("d", [0, 1, 2])
+def test_the_symmetric_training_kernel_equals_the_general_one(basis, d, monkeypatch):
+    """tk_kernel(X, None, P) with a symmetric P visits half the pairs (numba): the same matrix as the general
+    (X, Y) path with Y a copy of X, and as the NumPy reference; exactly symmetric."""
+    import tkbench.kernels.tessellated as tk
+
+    if tk.engine() != "numba":
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(10 + d)
+    X = rng.uniform(0, 1, (203, 3))  # not a multiple of the 64-row tiles
+    a, b = box(3, 0.25)
+    P = _random_psd(2 * n_basis(3, d, basis), rng)
+    fast = tk_kernel(X, None, P, a, b, d, basis)
+    general = tk_kernel(X, X.copy(), P, a, b, d, basis)
+    assert np.array_equal(fast, fast.T)
+    np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-12 * np.abs(general).max())
+    monkeypatch.setenv("TKBENCH_TK_ENGINE", "numpy")
+    np.testing.assert_allclose(fast, tk_kernel(X, None, P, a, b, d, basis), rtol=1e-12,
+                               atol=1e-12 * np.abs(general).max())

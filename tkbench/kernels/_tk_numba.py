@@ -53,23 +53,67 @@ def add_max_part(X, Y, bpow, expo, PhiX, RT, K):
 
 
 @njit(parallel=True, cache=True)
+def symmetric_kernel(X, bpow, expo, Phi, RT, LX, WLT, K, chunks):
+    """The training kernel K(X, X) in one pass over the pairs j <= i: K[i, j] = LX[i] . WLT[:, j] (the low-rank
+    part, fused here instead of an m x m BLAS product) + sum_g T_g(max(X[i], X[j])) Phi[i] . RT[j, g, :]; the
+    strict upper triangle is then copied from the lower one in tiles. For a symmetric P both parts are
+    symmetric, so this is the matrix :func:`add_max_part` gives, for half the pairs. Rows are interleaved between
+    threads (``chunks``: a few per thread; triangular work)."""
+    m, n = X.shape
+    G = expo.shape[0]
+    p = Phi.shape[1]
+    r = LX.shape[1]
+    top = bpow.shape[1]
+    for c in prange(chunks):
+        F = np.empty((n, top))
+        for i in range(c, m, chunks):
+            for j in range(i + 1):
+                low = 0.0
+                for u in range(r):
+                    low += LX[i, u] * WLT[u, j]
+                _factors(X[i], X[j], bpow, F)
+                acc = 0.0
+                for g in range(G):
+                    t = 1.0
+                    for k in range(n):
+                        t *= F[k, expo[g, k]]
+                    dot = 0.0
+                    for u in range(p):
+                        dot += Phi[i, u] * RT[j, g, u]
+                    acc += t * dot
+                K[i, j] = low + acc
+    tile = 64
+    tiles = (m + tile - 1) // tile
+    for bi in prange(tiles):
+        for bj in range(bi + 1):
+            for i in range(bi * tile, min(m, (bi + 1) * tile)):
+                for j in range(bj * tile, min(i, (bj + 1) * tile)):
+                    K[j, i] = K[i, j]
+
+
+@njit(parallel=True, cache=True)
 def max_part_gradient(X, bpow, expo, Psi, chunks):
-    """E[g] = Psi^T T_g(max(X, X)) Psi, accumulated per chunk of rows (one chunk per thread)."""
+    """E[g] = Psi^T T_g(max(X, X)) Psi, accumulated per chunk of rows (one chunk per thread).
+
+    T_g(max(x_i, x_j)) is symmetric in (i, j), so only the pairs j <= i are visited: row i accumulates
+    sum_{j < i} T_ij Psi_j (and half its diagonal term), and E = F + F^T with F = sum_i Psi_i row_i^T. Chunks are
+    interleaved rows (i = c, c + chunks, ...) so that the triangular work is balanced between threads.
+    """
     m, n = X.shape
     G = expo.shape[0]
     p = Psi.shape[1]
     top = bpow.shape[1]
     partial = np.zeros((chunks, G, p, p))
-    size = (m + chunks - 1) // chunks
     for c in prange(chunks):
         row = np.zeros((G, p))
         F = np.empty((n, top))
-        for i in range(c * size, min(m, (c + 1) * size)):
+        for i in range(c, m, chunks):
             row[:, :] = 0.0
-            for j in range(m):
+            for j in range(i + 1):
                 _factors(X[i], X[j], bpow, F)
+                half = 0.5 if j == i else 1.0
                 for g in range(G):
-                    t = 1.0
+                    t = half
                     for k in range(n):
                         t *= F[k, expo[g, k]]
                     for v in range(p):
@@ -78,7 +122,11 @@ def max_part_gradient(X, bpow, expo, Psi, chunks):
                 for u in range(p):
                     for v in range(p):
                         partial[c, g, u, v] += Psi[i, u] * row[g, v]
-    return partial.sum(axis=0)
+    F_all = partial.sum(axis=0)
+    out = np.empty_like(F_all)
+    for g in range(G):
+        out[g] = F_all[g] + F_all[g].T
+    return out
 
 
 def b_powers(b: np.ndarray, top: int) -> np.ndarray:

@@ -138,6 +138,10 @@ def _tail_integral(p: np.ndarray, b: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.prod((b**e - p**e) / e, axis=-1)
 
 
+def _symmetric(P: np.ndarray) -> bool:
+    return bool(np.array_equal(P, P.T))
+
+
 def _split(P: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     P = np.asarray(P, dtype=float)
     if P.shape != (2 * q, 2 * q):
@@ -211,8 +215,17 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
         expo = np.ascontiguousarray(bs.sums[active] + 1, dtype=np.int64).reshape(len(active), bs.n)
         RT = np.ascontiguousarray(np.stack([PhiY @ CM[g].T for g in active], axis=1)
                                   if active else np.zeros((len(Y), 0, p)))
-        K = LX @ (W @ LY.T)
         top = int(expo.max()) + 1 if len(active) else 2
+        if Y is X and _symmetric(P):  # the training kernel: half the pairs, the low-rank part fused
+            from numba import get_num_threads
+
+            from tkbench.kernels._tk_numba import symmetric_kernel
+
+            K = np.empty((len(X), len(X)))
+            symmetric_kernel(X, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RT, np.ascontiguousarray(LX),
+                             np.ascontiguousarray(W @ LY.T), K, 4 * get_num_threads())
+            return K
+        K = LX @ (W @ LY.T)
         add_max_part(X, Y, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RT, K)
         return K
     K = LX @ W @ LY.T

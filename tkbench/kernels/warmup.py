@@ -24,7 +24,8 @@ def warmup(threads: int = 1) -> None:
     X = np.linspace(0.1, 0.9, 6).reshape(3, 2)
     a, b = box(2, 0.1)
     P = np.eye(2 * n_basis(2, 1, "x"))
-    tk_kernel(X, None, P, a, b, 1, "x")
+    tk_kernel(X, None, P, a, b, 1, "x")  # the training kernel (symmetric_kernel)
+    tk_kernel(X, X[:2], P, a, b, 1, "x")  # against other points (add_max_part: predictions)
     tk_gradient(X, np.ones(3), a, b, 1, "x")
     stack_quadratic_forms(np.ones((1, 3, 3)), np.arange(3, dtype=np.int64), np.ones(3))
 

@@ -31,11 +31,12 @@ def _timed(fn):
 
 
 def _split(X, y, seed=0, test=0.2, size=None):
-    idx = np.random.default_rng(seed).permutation(len(y))
-    n_test = int(round(test * len(y)))
-    te, tr = idx[:n_test], idx[n_test:]
+    """The project's own split (80/20 by default) and training subset, as a config's runs would use."""
+    from tkbench.data import train_test_indices, training_subset
+
+    tr, te = train_test_indices(y, test_fraction=test, seed=seed, stratify=False)
     if size is not None:
-        tr = tr[:size]
+        tr = training_subset(tr, size, seed + 1)
     return X[tr], y[tr], X[te], y[te]
 
 

@@ -17,17 +17,19 @@ def test_quadratic_difference_equals_the_formed_difference(dtype):
 
 
 def test_quadratic_difference_does_not_cancel():
-    """Two kernels that differ by 1e-12 of their size: the entry-wise difference keeps the answer, which the
-    difference of the two quadratic forms would lose."""
+    """Two kernels on a 1e12 constant that differ by ~1e-2 entry-wise: the entry-wise difference (exact for such
+    close numbers) keeps the answer to rounding, while the difference of the two quadratic forms loses it (checked
+    here, so that the test tells the two apart)."""
     rng = np.random.default_rng(1)
     A = rng.standard_normal((200, 200))
-    K = A @ A.T + 1e6
+    K = A @ A.T + 1e12
     E = rng.standard_normal((200, 5))
-    KS = K + 1e-6 * (E @ E.T)
+    KS = K + 1e-2 * (E @ E.T)
     w = rng.standard_normal(200)
-    w -= w.mean()
-    exact = 1e-6 * float(np.sum((E.T @ w) ** 2))
-    assert quadratic_difference(K, KS, w) == pytest.approx(exact, rel=1e-3)
+    exact = float(w @ (KS - K) @ w)  # KS - K is exact (Sterbenz): the stored matrices' true difference
+    naive = float(w @ KS @ w - w @ K @ w)
+    assert abs(naive - exact) > 1e-4 * abs(exact)  # the cancellation this function exists to avoid
+    assert quadratic_difference(K, KS, w) == pytest.approx(exact, rel=1e-9)
 
 
 def test_quadratic_difference_checks_shapes():

@@ -184,10 +184,10 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
     t0 = time.perf_counter()
     estimator.fit(X_train, y_train)
     row["fit_seconds"] = time.perf_counter() - t0
-    resumed = getattr(fitted_model(estimator), "resumed_", None)
-    if resumed:  # the fit continued from a checkpoint: its time includes the earlier sessions' (in ``resumed``)
-        row["resumed"] = resumed
-        row["fit_seconds"] += float(getattr(fitted_model(estimator), "fit_seconds_before_resume_", 0.0))
+    model = fitted_model(estimator)
+    if getattr(model, "resumed_", None):  # continued from a checkpoint: the time includes the earlier sessions'
+        row["resumed"] = model.resumed_
+        row["fit_seconds"] += float(model.fit_seconds_before_resume_)
     t0 = time.perf_counter()
     y_pred = estimator.predict(X_test)
     row["predict_seconds"] = time.perf_counter() - t0
@@ -200,7 +200,6 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
     except (TypeError, ValueError):  # no decision values of the right shape: no least-squares error
         pass
 
-    model = fitted_model(estimator)
     row["diagnostics"] = family.diagnostics(model) if family.diagnostics else {}
     if spec.get("vary") and spec["vary"].get("size"):
         row["size_value"] = row["diagnostics"].get(spec["vary"]["size"])

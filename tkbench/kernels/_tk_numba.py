@@ -24,6 +24,23 @@ def _factors(xi, yj, bpow, F):
             F[k, e] = bpow[k, e] - power / e
 
 
+@njit(cache=True, inline="always")
+def _max_term(xi, yj, bpow, expo, phi_i, rt_j, F):
+    """sum_g T_g(max(xi, yj)) * phi_i . rt_j[g, :] for one pair (F: scratch for :func:`_factors`)."""
+    _factors(xi, yj, bpow, F)
+    n = F.shape[0]
+    acc = 0.0
+    for g in range(expo.shape[0]):
+        t = 1.0
+        for k in range(n):
+            t *= F[k, expo[g, k]]
+        dot = 0.0
+        for u in range(phi_i.shape[0]):
+            dot += phi_i[u] * rt_j[g, u]
+        acc += t * dot
+    return acc
+
+
 @njit(parallel=True, cache=True)
 def add_max_part(X, Y, bpow, expo, PhiX, RT, K):
     """K[i, j] += sum_g T_g(max(X[i], Y[j])) * PhiX[i] . RT[j, g, :]; expo[g, k] = s_gk + 1.
@@ -32,24 +49,11 @@ def add_max_part(X, Y, bpow, expo, PhiX, RT, K):
     kernel is a plain matrix product and is left to BLAS (the caller puts it in K first).
     """
     mx, n = X.shape
-    my = Y.shape[0]
-    G = expo.shape[0]
-    p = PhiX.shape[1]
     top = bpow.shape[1]
     for i in prange(mx):
         F = np.empty((n, top))
-        for j in range(my):
-            _factors(X[i], Y[j], bpow, F)
-            acc = 0.0
-            for g in range(G):
-                t = 1.0
-                for k in range(n):
-                    t *= F[k, expo[g, k]]
-                dot = 0.0
-                for u in range(p):
-                    dot += PhiX[i, u] * RT[j, g, u]
-                acc += t * dot
-            K[i, j] += acc
+        for j in range(Y.shape[0]):
+            K[i, j] += _max_term(X[i], Y[j], bpow, expo, PhiX[i], RT[j], F)
 
 
 @njit(parallel=True, cache=True)
@@ -60,8 +64,6 @@ def symmetric_kernel(X, bpow, expo, Phi, RT, LX, WLT, K, chunks):
     symmetric, so this is the matrix :func:`add_max_part` gives, for half the pairs. Rows are interleaved between
     threads (``chunks``: a few per thread; triangular work)."""
     m, n = X.shape
-    G = expo.shape[0]
-    p = Phi.shape[1]
     r = LX.shape[1]
     top = bpow.shape[1]
     for c in prange(chunks):
@@ -71,17 +73,7 @@ def symmetric_kernel(X, bpow, expo, Phi, RT, LX, WLT, K, chunks):
                 low = 0.0
                 for u in range(r):
                     low += LX[i, u] * WLT[u, j]
-                _factors(X[i], X[j], bpow, F)
-                acc = 0.0
-                for g in range(G):
-                    t = 1.0
-                    for k in range(n):
-                        t *= F[k, expo[g, k]]
-                    dot = 0.0
-                    for u in range(p):
-                        dot += Phi[i, u] * RT[j, g, u]
-                    acc += t * dot
-                K[i, j] = low + acc
+                K[i, j] = low + _max_term(X[i], X[j], bpow, expo, Phi[i], RT[j], F)
     tile = 64
     tiles = (m + tile - 1) // tile
     for bi in prange(tiles):

@@ -113,24 +113,22 @@ class _TKBase(BaseEstimator):
         center = bool(self.center)
         scale = 1.0
         P0 = np.eye(size) * (T / size)  # the solvers' starting point
-        start = None  # the centred kernel at P0, computed for the scale and reused by the solver's first evaluation
         dtype = np.dtype(self.kernel_dtype)
+        means = {}  # the raw kernel's row means at the last evaluation (= its column means: K is symmetric)
 
-        means = {}  # the raw kernel's row means of the last evaluation (its column means: K is symmetric)
-
-        def raw(P):  # the training kernel matrix, centred if asked, stored in ``dtype``
+        def raw(P):  # the training kernel matrix, centred if asked, stored in ``dtype``; its raw row means
             if dtype == np.float64:
                 K = tk_kernel(X01, None, P, a, b, d, basis)
-                means["last"] = K.mean(axis=1)
-                return _centred(K) if center else K
-            K, means["last"] = _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, d, basis), len(X01), dtype,
-                                            center)
-            return K
+                if not center:
+                    return K, None
+                rows = K.mean(axis=1)
+                return _centred(K, rows), rows
+            return _kernel_rows(lambda sl: tk_kernel(X01[sl], X01, P, a, b, d, basis), len(X01), dtype, center)
 
+        start = None  # (the centred kernel at P0, its means): computed for the scale, reused by the first evaluation
         if self.normalize:
             start = raw(P0)
-            means["start"] = means["last"]
-            scale = float(np.mean(np.diag(start), dtype=np.float64))
+            scale = float(np.mean(np.diag(start[0]), dtype=np.float64))
             if not scale > 0:
                 raise ValueError("normalize=True: the centred TK kernel is zero on the training data (all rows "
                                  "equal?)")
@@ -138,10 +136,9 @@ class _TKBase(BaseEstimator):
         def kernel(P):  # in place throughout: at m = 30 000 each m x m copy is 7 GB
             nonlocal start
             if start is not None and np.array_equal(P, P0):
-                K, start = start, None
-                means["last"] = means.pop("start")
+                (K, means["last"]), start = start, None
             else:
-                K = raw(P)
+                K, means["last"] = raw(P)
             if scale != 1.0:
                 K /= scale
             return K
@@ -338,9 +335,9 @@ def _kernel_rows(rows_of, m: int, dtype, center: bool, block: int = 1024) -> tup
     return K, r
 
 
-def _centred(K: np.ndarray) -> np.ndarray:
-    """H K H with H = I - 11^T/m (in place on K), for a square kernel matrix."""
-    rows = K.mean(axis=1)
+def _centred(K: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """H K H with H = I - 11^T/m (in place on K), for a square kernel matrix (``rows``: its row means, if known)."""
+    rows = K.mean(axis=1) if rows is None else rows
     K -= rows[:, None]
     K -= K.mean(axis=0)[None, :]
     return K

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tkbench.solvers.kernel_pair import matvec
-from tkbench.solvers.smo import WarmStart, smo_dual
+from tkbench.solvers.smo import CommonForm, WarmStart, smo_dual
 from tkbench.solvers.svm import DualSolution
 
 DELTA = 0.9  # the coupling condition's margin
@@ -108,30 +108,6 @@ def project_spectraplex(M: np.ndarray, trace: float) -> np.ndarray:
     return (V * mu) @ V.T
 
 
-class _Problem:
-    """The common form's pieces for one task: signs s, linear term p, w(a), and grad_a L from K w."""
-
-    def __init__(self, y: np.ndarray, task: str, epsilon: float):
-        m = len(y)
-        self.m, self.task = m, task
-        if task == "classification":
-            self.s, self.p = np.asarray(y, float), -np.ones(m)
-        else:
-            z = np.asarray(y, float)
-            self.s = np.concatenate([np.ones(m), -np.ones(m)])
-            self.p = np.concatenate([epsilon - z, epsilon + z])
-
-    def w(self, a: np.ndarray) -> np.ndarray:
-        return self.s * a if self.task == "classification" else a[: self.m] - a[self.m:]
-
-    def unfold(self, u: np.ndarray) -> np.ndarray:
-        """Q a from u = K w: s * u per copy."""
-        return self.s * (u if self.task == "classification" else np.concatenate([u, u]))
-
-    def lam_max_factor(self) -> float:
-        return 1.0 if self.task == "classification" else 2.0  # Q = [K -K; -K K] for the SVR
-
-
 def _lam_max(K: np.ndarray, v: np.ndarray, iterations: int = 30) -> tuple[float, np.ndarray]:
     """The largest eigenvalue of the PSD K by power iteration from v (returns it and the last vector)."""
     v = v / max(np.linalg.norm(v), 1e-300)
@@ -155,7 +131,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
     ``track`` / ``tracked``: as in :func:`tkbench.solvers.frank_wolfe.frank_wolfe` (a vector linear in P, kept
     along with K; its value at the returned P is in the result).
     """
-    prob = _Problem(y, task, epsilon)
+    prob = CommonForm.of(y, task, epsilon)
     T = float(trace)
     if start.state is None:
         raise ValueError("the booster starts from a warm-startable (SMO) solution")
@@ -175,7 +151,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
     D = gradient(w)
     best_dual = float(-prob.p @ a - 0.5 * T * np.linalg.eigvalsh(D)[-1])
     lam, vec = _lam_max(K, np.ones(prob.m) + np.arange(prob.m) % 3)
-    sigma = 1.0 / max(prob.lam_max_factor() * lam, 1e-300)
+    sigma = 1.0 / max(prob.q_scale * lam, 1e-300)
     tau = 1.0
     G_prev = G = -prob.p - prob.unfold(Kw)
     history: list[dict] = []
@@ -183,7 +159,7 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
-        a_new = project_box_hyperplane(a + sigma * (2 * G - G_prev), prob.s, C)
+        a_new = project_box_hyperplane(a + sigma * (2 * G - G_prev), prob.signs, C)
         w_new = prob.w(a_new)
         D = gradient(w_new)
         best_dual = max(best_dual, float(-prob.p @ a_new - 0.5 * T * np.linalg.eigvalsh(D)[-1]))
@@ -228,6 +204,6 @@ def apd_booster(kernel: Callable[[np.ndarray], np.ndarray], gradient: Callable[[
                 converged = True
                 break
             lam, vec = _lam_max(K, vec, iterations=5)
-            sigma = 1.0 / max(prob.lam_max_factor() * lam, 1e-300)
+            sigma = 1.0 / max(prob.q_scale * lam, 1e-300)
     return BoosterResult(best_P, best_sol, converged, history, it, evals, backtracks, best_tracked)
 

@@ -34,6 +34,7 @@ The 2nd-stage booster (paper 003 section 5.5; ``booster_step``): once an accepte
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from tkbench.solvers.apd import apd_booster
 from tkbench.solvers.checkpoint import Checkpoint
 from tkbench.solvers.kernel_pair import quadratic_difference
 from tkbench.solvers.line_search import minimise_on_segment
-from tkbench.solvers.smo import WarmStart, smo_dual
+from tkbench.solvers.smo import CommonForm, WarmStart, smo_dual
 from tkbench.solvers.svm import DualSolution, solve_dual
 
 DUAL_SOLVERS = ("smo", "libsvm")
@@ -111,13 +112,12 @@ def frank_wolfe(
     solves = capped = 0
 
     def solve(K: np.ndarray, KS: np.ndarray | None = None, g: float = 0.0,
-              start: DualSolution | None = None) -> DualSolution:
-        """OPT_A on (1 - g) K + g KS (KS None: K), warm-started from ``start`` with the SMO solver."""
+              warm: WarmStart | None = None) -> DualSolution:
+        """OPT_A on (1 - g) K + g KS (KS None: K), warm-started from ``warm`` with the SMO solver."""
         nonlocal solves, capped
         solves += 1
         if dual_solver == "smo":
-            sol, _ = smo_dual(K, y, task=task, C=C, epsilon=epsilon, tol=svm_tol, KS=KS, g=g,
-                              warm=None if start is None else start.state)
+            sol, _ = smo_dual(K, y, task=task, C=C, epsilon=epsilon, tol=svm_tol, KS=KS, g=g, warm=warm)
         else:
             formed = K if KS is None or g == 0.0 else KS if g == 1.0 else (1 - g) * K + g * KS
             sol = solve_dual(formed, y, task=task, C=C, epsilon=epsilon, tol=svm_tol)
@@ -143,9 +143,7 @@ def frank_wolfe(
         resumed = {"iteration": first, "seconds": facts["seconds"]}
         K = kernel(P)
         tracked = track() if track is not None else None
-        start = DualSolution(np.zeros(len(y)), 0.0, 0.0, 0.0, 0, state=WarmStart(arrays["alpha"])) \
-            if "alpha" in arrays and dual_solver == "smo" else None
-        sol = solve(K, start=start)
+        sol = solve(K, warm=WarmStart(arrays["alpha"]) if "alpha" in arrays else None)
     for it in range(first, max_iter + 1):
         D = gradient(sol.w)
         lam_max, v = top_eigenpair(D)
@@ -202,9 +200,7 @@ def _warm(sol: DualSolution, y: np.ndarray, task: str) -> DualSolution:
     """``sol`` with the common-form dual variables as its state (LIBSVM's solutions carry only w)."""
     if sol.state is not None:
         return sol
-    w = np.asarray(sol.w, float)
-    alpha = np.abs(w) if task == "classification" else np.concatenate([np.maximum(w, 0), np.maximum(-w, 0)])
-    return DualSolution(sol.w, sol.intercept, sol.kappa, sol.quad, sol.n_iter, sol.capped, WarmStart(alpha))
+    return dataclasses.replace(sol, state=WarmStart(CommonForm.of(y, task).variables(sol.w)))
 
 
 def top_eigenpair(D: np.ndarray) -> tuple[float, np.ndarray]:
@@ -231,7 +227,7 @@ def _line_search(K, KS, sol0: DualSolution, solve, steps: int, first: float | No
 
     def evaluate(g: float):
         nearest = min(solved, key=lambda h: abs(h - g))
-        sol = solve(K, KS, g, solved[nearest])
+        sol = solve(K, KS, g, solved[nearest].state)
         solved[g] = sol
         return sol.value, slope(sol.w), sol
 

@@ -356,6 +356,49 @@ class WarmStart:
     fewest_active: int = 0
 
 
+@dataclass
+class CommonForm:
+    """The SVM dual in LIBSVM's common form (module docstring): min_a 1/2 a^T Q a + p^T a, s^T a = 0, 0 <= a <= C,
+    with Q_st = s_s s_t K(s mod m, t mod m). C-SVC: a in R^m, s the +-1 labels, p = -1; epsilon-SVR: a = (a+, a-),
+    s = (1, -1), p = (eps - z, eps + z). Used by the SMO solver and by the booster (:mod:`tkbench.solvers.apd`)."""
+
+    task: str
+    m: int
+    signs: np.ndarray
+    p: np.ndarray
+
+    @classmethod
+    def of(cls, y: np.ndarray, task: str, epsilon: float = 0.1) -> CommonForm:
+        m = len(y)
+        if task == "classification":
+            labels = np.asarray(y, float)
+            if not np.all(np.abs(labels) == 1.0):
+                raise ValueError("classification labels must be -1 and +1")
+            return cls(task, m, labels, -np.ones(m))
+        if task == "regression":
+            z = np.asarray(y, float)
+            return cls(task, m, np.concatenate([np.ones(m), -np.ones(m)]), np.concatenate([epsilon - z, epsilon + z]))
+        raise ValueError(f"task {task!r}: expected 'classification' or 'regression'")
+
+    def w(self, a: np.ndarray) -> np.ndarray:
+        """The signed coefficients on the kernel: a^T Q a = w^T K w."""
+        return self.signs * a if self.task == "classification" else a[: self.m] - a[self.m:]
+
+    def variables(self, w: np.ndarray) -> np.ndarray:
+        """A feasible ``a`` with w(a) = w (for a solution that carries only w, as LIBSVM's)."""
+        w = np.asarray(w, float)
+        return np.abs(w) if self.task == "classification" else np.concatenate([np.maximum(w, 0), np.maximum(-w, 0)])
+
+    def unfold(self, u: np.ndarray) -> np.ndarray:
+        """Q a from u = K w(a)."""
+        return self.signs * (u if self.task == "classification" else np.concatenate([u, u]))
+
+    @property
+    def q_scale(self) -> float:
+        """lambda_max(Q) / lambda_max(K): 1, or 2 for the SVR's Q = [K -K; -K K]."""
+        return 1.0 if self.task == "classification" else 2.0
+
+
 def smo_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: float = 0.1, tol: float = 1e-3,
              KS: np.ndarray | None = None, g: float = 0.0, warm: WarmStart | None = None,
              max_iter: int | None = None, shrinking: bool = True) -> tuple[DualSolution, WarmStart]:
@@ -369,17 +412,8 @@ def smo_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: floa
         KS, g = K, 0.0
     if not 0.0 <= g <= 1.0:
         raise ValueError(f"g = {g}: expected a value in [0, 1]")
-    if task == "classification":
-        labels = np.asarray(y, float)
-        if not np.all(np.abs(labels) == 1.0):
-            raise ValueError("classification labels must be -1 and +1")
-        yv, p = labels, -np.ones(m)
-    elif task == "regression":
-        z = np.asarray(y, float)
-        yv = np.concatenate([np.ones(m), -np.ones(m)])
-        p = np.concatenate([epsilon - z, epsilon + z])
-    else:
-        raise ValueError(f"task {task!r}: expected 'classification' or 'regression'")
+    form = CommonForm.of(y, task, epsilon)
+    yv, p = form.signs, form.p
     n = len(yv)
     alpha = np.zeros(n) if warm is None else np.array(warm.alpha, float)
     if alpha.shape != (n,):
@@ -387,7 +421,7 @@ def smo_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: floa
     cap = libsvm_iteration_cap(m) if max_iter is None else int(max_iter)
     G, n_iter, fewest = _solve(K, KS, float(g), yv, p, float(C), alpha, float(tol), cap, m, bool(shrinking))
     rho = _rho(yv, G, alpha, float(C))
-    w = yv * alpha if task == "classification" else alpha[:m] - alpha[m:]
+    w = form.w(alpha)
     quad = float(alpha @ (G - p))  # a^T Q a = w^T K w, from the gradient (no kernel pass)
     if task == "classification":
         kappa = float(np.sum(alpha))

@@ -115,3 +115,49 @@ def test_the_runner_checkpoints_final_fits_and_records_a_resumed_one(write_confi
     assert not list((tmp_path / "checkpoints").iterdir())
     third = execute(spec, {}, root=str(tmp_path))  # from scratch: no state left
     assert "resumed" not in third and third["mse"] == pytest.approx(second["mse"], rel=1e-6)
+
+
+class _KilledAfterFit(BaseException):
+    """Stands for SIGKILL at the end of a session: not an Exception, so execute() cannot record it."""
+
+
+def test_a_run_killed_in_its_final_fit_does_not_redo_its_cv(write_config, tmp_path, monkeypatch):
+    """A run's own CV keeps its finished folds in <out>/tuning/<key>.cv.folds.json: after a kill in the final fit
+    the next attempt replays the CV from the file (no CV fit), chooses the same parameters, and removes the file."""
+    import tkbench.bench.execute as execute_module
+    import tkbench.bench.tuning as tuning
+    from tkbench.bench.plan import make_plan
+    from tkbench.config import load_config
+
+    config = {
+        "name": "cvckpt", "kind": "accuracy", "protocol": {"splits": 1, "seed": 0, "cv_folds": 3},
+        "datasets": [{"name": "liver", "subsample": 120}],
+        "methods": [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0, 10.0]}}],
+    }
+    spec = make_plan(load_config(write_config(config)))[0].to_dict()
+    clones = []
+    original_clone = tuning.clone
+
+    def counting_clone(est):
+        clones.append(1)
+        return original_clone(est)
+
+    monkeypatch.setattr(tuning, "clone", counting_clone)
+    original_fitted = execute_module.fitted_model
+
+    def die(est):
+        raise _KilledAfterFit
+
+    monkeypatch.setattr(execute_module, "fitted_model", die)
+    with pytest.raises(_KilledAfterFit):
+        execute_module.execute(spec, {}, root=str(tmp_path))
+    partial = tmp_path / "tuning" / f"{spec['key']}.cv.folds.json"
+    assert partial.exists() and len(clones) == 9  # 3 folds x 3 candidates
+    monkeypatch.setattr(execute_module, "fitted_model", original_fitted)
+    resumed = execute_module.execute(spec, {}, root=str(tmp_path))
+    assert resumed["status"] == "ok", resumed.get("traceback")
+    assert len(clones) == 9 and not partial.exists()
+    fresh = execute_module.execute(spec, {}, root=str(tmp_path / "fresh"))
+    assert len(clones) == 18
+    assert fresh["chosen_params"] == resumed["chosen_params"] and fresh["accuracy"] == resumed["accuracy"]
+    assert fresh["cv"]["scores"] == resumed["cv"]["scores"]

@@ -171,7 +171,8 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
             row["cv_rows"] = len(cv_rows)
         chosen, cv = select_params(estimator, family, spec["grid"], X_train[cv_rows], y_train[cv_rows], task=ds.task,
                                    k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"],
-                                   cv_score=spec.get("cv_score"), target_range=target_range)
+                                   cv_score=spec.get("cv_score"), target_range=target_range,
+                                   checkpoint=cv_checkpoint(root, spec))
         row["cv_seconds"] = cv.pop("seconds")
         row["cv"] = cv
         set_model_params(estimator, chosen)
@@ -249,6 +250,13 @@ def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train:
             "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
 
 
+def cv_checkpoint(root: str | None, spec: dict[str, Any]) -> Path | None:
+    """``<root>/tuning/<run key>.cv.folds.json``: the finished folds of one run's own CV. A run killed in its CV
+    resumes at the next fold, and one killed in its final fit (hours at Gas Turbine's full size) does not redo its
+    CV; the file is removed when the run has finished (ok or failed)."""
+    return None if root is None else Path(root) / "tuning" / f"{spec['key']}.cv.folds.json"
+
+
 def execute(spec: dict[str, Any], context: dict[str, Any], root: str | None = None) -> dict[str, Any]:
     """Run one spec and return its row (status ``ok`` or ``failed``); never raises. ``root`` is the results
     folder (shared hyper-parameter choices are cached under ``<root>/tuning``)."""
@@ -266,5 +274,8 @@ def execute(spec: dict[str, Any], context: dict[str, Any], root: str | None = No
         row["traceback"] = portable_traceback(traceback.format_exc())
     row["total_seconds"] = time.perf_counter() - t0
     row["peak_rss_mb"] = _peak_rss_mb()
+    partial_cv = cv_checkpoint(root, spec)
+    if partial_cv is not None:
+        partial_cv.unlink(missing_ok=True)
     row["finished_at"] = now()
     return row

@@ -72,6 +72,7 @@ from tkbench.kernels.cosine import (
     stabilizer,
 )
 from tkbench.solvers.active_set import polish
+from tkbench.solvers.lbfgsb_driver import minimize_lbfgsb
 
 LBFGS_MEMORY = 17  # section 9: "the 17 most recent curvature information"
 LBFGS_LINESEARCH = 20  # section 9: "the maximum number of line-search tries is set to 20"
@@ -395,6 +396,37 @@ def _same(a: np.ndarray, b: np.ndarray, tol: float, symmetric: bool) -> bool:
     return d <= tol * (1.0 + np.linalg.norm(a))
 
 
+class _Maxima:
+    """The distinct maxima found so far, for the first one :func:`_same` as ``p`` (in the order found): the
+    distances to all of them at once, with a margin, pick the candidates, and :func:`_same` itself decides, so
+    the answer is that of testing them one by one (O(T3^2) norm calls per search before: 12 % of a CM fit)."""
+
+    def __init__(self, capacity: int, dim: int, tol: float, symmetric: bool):
+        self.Q = np.empty((capacity, dim))
+        self.norms = np.empty(capacity)
+        self.size = 0
+        self.tol, self.symmetric = tol, symmetric
+
+    def add(self, p: np.ndarray) -> None:
+        self.Q[self.size] = p
+        self.norms[self.size] = np.linalg.norm(p)
+        self.size += 1
+
+    def replace(self, k: int, p: np.ndarray) -> None:
+        self.Q[k] = p
+        self.norms[k] = np.linalg.norm(p)
+
+    def match(self, p: np.ndarray) -> int | None:
+        if self.size == 0:
+            return None
+        Q = self.Q[: self.size]
+        d = np.sqrt(np.einsum("ij,ij->i", Q - p, Q - p))
+        if self.symmetric:
+            d = np.minimum(d, np.sqrt(np.einsum("ij,ij->i", Q + p, Q + p)))
+        near = np.flatnonzero(d <= self.tol * (1.0 + self.norms[: self.size]) * (1.0 + 1e-6) + 1e-300)
+        return next((int(k) for k in near if _same(self.Q[k], p, self.tol, self.symmetric)), None)
+
+
 @dataclass
 class SearchResult:
     points: np.ndarray  # distinct local maxima found (rows), best first
@@ -432,24 +464,26 @@ def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T
         return -v, -g
 
     bounds = [(0.0, None)] * dim if nonneg else None
+    found = _Maxima(T3, dim, same_tol, symmetric)
     for j in range(1, T3 + 1):
         starts = j
         if nonneg:
             start = rng.uniform(0.0, R, size=dim)
         else:
             start = _draw_start(rng, dim, R)
-        res = minimize(negative, start, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxcor": LBFGS_MEMORY, "maxls": LBFGS_LINESEARCH, "gtol": gtol, "ftol": 1e-15,
-                                "maxiter": 1000})
+        res = minimize_lbfgsb(negative, start, bounds=bounds, maxcor=LBFGS_MEMORY, maxls=LBFGS_LINESEARCH,
+                              gtol=gtol, ftol=1e-15, maxiter=1000)
         p, v = res.x, -float(res.fun)
-        hit = next((k for k, q in enumerate(points) if _same(q, p, same_tol, symmetric)), None)
+        hit = found.match(p)
         if hit is not None:
             repeats += 1
             if v > values[hit]:
                 points[hit], values[hit] = p, v
+                found.replace(hit, p)
         else:
             points.append(p)
             values.append(v)
+            found.add(p)
         if repeats - len(points) >= T2:
             break
     order = np.argsort(values)[::-1]

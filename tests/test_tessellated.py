@@ -235,3 +235,25 @@ def test_the_symmetric_training_kernel_equals_the_general_one(basis, d, monkeypa
     monkeypatch.setenv("TKBENCH_TK_ENGINE", "numpy")
     np.testing.assert_allclose(fast, tk_kernel(X, None, P, a, b, d, basis), rtol=1e-12,
                                atol=1e-12 * np.abs(general).max())
+
+
+@pytest.mark.parametrize("basis,d", [("x", 1), ("zx", 2)])
+def test_the_compiled_passes_agree_across_column_blocks(basis, d, monkeypatch):
+    """The compiled loops take the columns in blocks of BLOCK (256): rows and columns that span several blocks
+    and end mid-block give the NumPy reference's training kernel, cross kernel and gradient."""
+    import tkbench.kernels.tessellated as tk
+
+    if tk.engine() != "numba":
+        pytest.skip("numba is not installed")
+    from tkbench.kernels._tk_numba import BLOCK
+
+    rng = np.random.default_rng(5)
+    X, Y = rng.uniform(0, 1, (2 * BLOCK + 37, 3)), rng.uniform(0, 1, (BLOCK + 5, 3))
+    a, b = box(3, 0.2)
+    P = _random_psd(2 * n_basis(3, d, basis), rng)
+    w = rng.standard_normal(len(X))
+    fast = tk_kernel(X, None, P, a, b, d, basis), tk_kernel(X, Y, P, a, b, d, basis), tk_gradient(X, w, a, b, d, basis)
+    monkeypatch.setenv("TKBENCH_TK_ENGINE", "numpy")
+    ref = tk_kernel(X, None, P, a, b, d, basis), tk_kernel(X, Y, P, a, b, d, basis), tk_gradient(X, w, a, b, d, basis)
+    for f, r in zip(fast, ref, strict=True):
+        np.testing.assert_allclose(f, r, rtol=1e-11, atol=1e-12 * np.abs(r).max())

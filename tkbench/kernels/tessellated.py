@@ -213,20 +213,22 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
         from tkbench.kernels._tk_numba import add_max_part, b_powers
 
         expo = np.ascontiguousarray(bs.sums[active] + 1, dtype=np.int64).reshape(len(active), bs.n)
-        RT = np.ascontiguousarray(np.stack([PhiY @ CM[g].T for g in active], axis=1)
-                                  if active else np.zeros((len(Y), 0, p)))
+        # (G, p, m_y): the coefficients of each group and monomial along contiguous columns
+        RTT = np.ascontiguousarray(np.stack([CM[g] @ PhiY.T for g in active], axis=0)
+                                   if active else np.zeros((0, p, len(Y))))
         top = int(expo.max()) + 1 if len(active) else 2
+        YT = np.ascontiguousarray(Y.T)
         if Y is X and _symmetric(P):  # the training kernel: half the pairs, the low-rank part fused
             from numba import get_num_threads
 
             from tkbench.kernels._tk_numba import symmetric_kernel
 
             K = np.empty((len(X), len(X)))
-            symmetric_kernel(X, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RT, np.ascontiguousarray(LX),
-                             np.ascontiguousarray(W @ LY.T), K, 4 * get_num_threads())
+            symmetric_kernel(X, YT, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RTT,
+                             np.ascontiguousarray(LX), np.ascontiguousarray(W @ LY.T), K, 4 * get_num_threads())
             return K
         K = LX @ (W @ LY.T)
-        add_max_part(X, Y, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RT, K)
+        add_max_part(X, YT, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RTT, K)
         return K
     K = LX @ W @ LY.T
     step = _rows_per_block(len(Y), bs.n + len(active) + 2)
@@ -287,8 +289,8 @@ def tk_gradient(X: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, d: i
         from tkbench.kernels._tk_numba import b_powers, max_part_gradient
 
         expo = np.ascontiguousarray(bs.sums + 1, dtype=np.int64)
-        E = max_part_gradient(X, b_powers(b, int(expo.max()) + 1), expo, np.ascontiguousarray(Psi),
-                              get_num_threads())
+        E = max_part_gradient(X, np.ascontiguousarray(X.T), b_powers(b, int(expo.max()) + 1), expo,
+                              np.ascontiguousarray(Psi.T), get_num_threads())
     else:
         E = np.zeros((G, Phi.shape[1], Phi.shape[1]))
         step = _rows_per_block(len(X), bs.n + G + 2)

@@ -96,8 +96,8 @@ def add_max_part(X, YT, bpow, expo, PhiX, RTT, K):
 
 @njit(parallel=True, cache=True, fastmath=_FAST)
 def symmetric_kernel(X, XT, bpow, expo, Phi, RTT, LX, WLT, K, chunks):
-    """The training kernel K(X, X) in one pass over the pairs j <= i: K[i, j] = LX[i] . WLT[:, j] (the low-rank
-    part, fused here instead of an m x m BLAS product) + sum_g T_g(max(X[i], X[j])) Phi[i] . RTT[g, :, j]; the
+    """The training kernel K(X, X) in one pass over the pairs j <= i: K[i, j] += LX[i] . WLT[:, j] (a low-rank
+    part; the caller may instead put it in K by BLAS and pass LX with no columns) + sum_g T_g(max(X[i], X[j])) Phi[i] . RTT[g, :, j]; the
     strict upper triangle is then copied from the lower one in tiles. For a symmetric P both parts are
     symmetric, so this is the matrix :func:`add_max_part` gives, for half the pairs. Rows are interleaved between
     threads (``chunks``: a few per thread; triangular work)."""
@@ -113,7 +113,7 @@ def symmetric_kernel(X, XT, bpow, expo, Phi, RTT, LX, WLT, K, chunks):
             for j0 in range(0, i + 1, BLOCK):
                 nb = min(BLOCK, i + 1 - j0)
                 for jj in range(nb):
-                    out[jj] = 0.0
+                    out[jj] = K[i, j0 + jj]
                 for u in range(r):
                     c_u = LX[i, u]
                     for jj in range(nb):

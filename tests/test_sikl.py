@@ -238,7 +238,7 @@ def test_optimal_criterion_beats_fixed_atoms(fitted_cm):
     assert worst <= model.t_ * (1 + 0.05)
 
 
-@pytest.mark.parametrize("search", ["scipy", "batched"])
+@pytest.mark.parametrize("search", ["scipy", "batched", "compiled"])
 def test_finds_a_single_separating_frequency(search):
     """Labels y = sign(cos(3 x_1)): the heaviest learned frequency is (+-3, 0), with either search."""
     from tkbench import SIKLClassifier

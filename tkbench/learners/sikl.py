@@ -63,7 +63,8 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
     that stops), ``local_iter`` (L-BFGS iterations of local adaptation), ``gtol`` (L-BFGS gradient tolerance),
     ``qcqp_solver`` (a cvxpy solver: CLARABEL, SCS, or MOSEK if licensed), ``svm_solver`` (the intermediate SVM
     (27): ``auto``, ``libsvm`` or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``search``
-    (Algorithm 2's ascents: ``scipy`` one L-BFGS-B run per start, or ``batched`` in lockstep), ``keep_stages``
+    (Algorithm 2's ascents: ``scipy`` one L-BFGS-B run per start, ``batched`` in lockstep, or ``compiled`` one
+    compiled L-BFGS call per start, :mod:`tkbench.solvers.lbfgs_compiled`), ``keep_stages``
     (keep each iteration's model, for the trace figures), ``random_state`` (the global search's starts).
     """
 

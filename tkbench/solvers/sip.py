@@ -77,7 +77,7 @@ from tkbench.solvers.lbfgsb_driver import minimize_lbfgsb
 LBFGS_MEMORY = 17  # section 9: "the 17 most recent curvature information"
 LBFGS_LINESEARCH = 20  # section 9: "the maximum number of line-search tries is set to 20"
 QCQP_SOLVERS = ("CLARABEL", "SCS", "MOSEK")
-SEARCHES = ("scipy", "batched")
+SEARCHES = ("scipy", "batched", "compiled")
 
 
 class SIPError(RuntimeError):
@@ -438,7 +438,7 @@ class SearchResult:
 
 def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T2: int, T3: int,
                   gtol: float, same_tol: float, symmetric: bool, nonneg: bool = False,
-                  batch_value_grad=None) -> SearchResult:
+                  batch_value_grad=None, ascent=None) -> SearchResult:
     """Algorithm 2 (GlobalSearchForLocals): random starts gamma_0 = r x / ||x|| (x standard normal, r uniform in
     [0, R]; for a width omega >= 0 simply r), an L-BFGS ascent from each, counting repeated maxima; stop when the
     repeats exceed the distinct maxima by T2 or after T3 starts. ``value_grad(p) -> (value, gradient)``.
@@ -446,8 +446,9 @@ def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T
     With ``batch_value_grad(P) -> (values, gradients)`` (unconstrained searches) the ascents run in lockstep
     (:mod:`tkbench.solvers.lbfgs_batch`) on chunks of 8, 16, 32, ... starts drawn in the same order; their
     maxima are then taken in start order with the same stopping rule, so the result is that of the sequential
-    algorithm with that optimiser (ascents past the stopping start are discarded). Otherwise one SciPy L-BFGS-B
-    run per start."""
+    algorithm with that optimiser (ascents past the stopping start are discarded). With ``ascent(start) ->
+    (point, value, evaluations)`` (the compiled L-BFGS of :mod:`tkbench.solvers.lbfgs_compiled`) one such call per
+    start, in the same order and with the same draws as SciPy's. Otherwise one SciPy L-BFGS-B run per start."""
     if batch_value_grad is not None and not nonneg:
         return _global_search_batched(batch_value_grad, dim, R, rng, T2=T2, T3=T3, gtol=gtol, same_tol=same_tol,
                                       symmetric=symmetric)
@@ -471,9 +472,13 @@ def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T
             start = rng.uniform(0.0, R, size=dim)
         else:
             start = _draw_start(rng, dim, R)
-        res = minimize_lbfgsb(negative, start, bounds=bounds, maxcor=LBFGS_MEMORY, maxls=LBFGS_LINESEARCH,
-                              gtol=gtol, ftol=1e-15, maxiter=1000)
-        p, v = res.x, -float(res.fun)
+        if ascent is not None and not nonneg:
+            p, v, used = ascent(start)
+            evaluations += used
+        else:
+            res = minimize_lbfgsb(negative, start, bounds=bounds, maxcor=LBFGS_MEMORY, maxls=LBFGS_LINESEARCH,
+                                  gtol=gtol, ftol=1e-15, maxiter=1000)
+            p, v = res.x, -float(res.fun)
         hit = found.match(p)
         if hit is not None:
             repeats += 1
@@ -746,7 +751,8 @@ def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsi
                                   search_radius(t, prob.beta), rng, T2=T2, T3=T3, gtol=gtol, same_tol=same_tol,
                                   symmetric=True,
                                   batch_value_grad=partial(cosine_values_grads, X=Xs, w=w, beta=prob.beta)
-                                  if search == "batched" else None)
+                                  if search == "batched" else None,
+                                  ascent=_compiled_ascent(Xs, w, prob.beta, gtol) if search == "compiled" else None)
             starts, repeats = found.starts, found.repeats
             if len(found.values):
                 s_value = max(s_value, float(found.values[0]))
@@ -786,6 +792,22 @@ def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsi
             converged = True
             break
     return SIPResult(mixture, alpha, t, b, i, converged, trace, stages)
+
+
+def _compiled_ascent(X: np.ndarray, w: np.ndarray, beta: float, gtol: float):
+    """One compiled L-BFGS ascent of Eq. (5) per call (:mod:`tkbench.solvers.lbfgs_compiled`), the options of the
+    SciPy search."""
+    from tkbench.solvers.lbfgs_compiled import cosine_ascent
+
+    X = np.ascontiguousarray(X, dtype=float)
+    w = np.ascontiguousarray(w, dtype=float)
+
+    def run(start: np.ndarray) -> tuple[np.ndarray, float, int]:
+        p, v, _steps, evals = cosine_ascent(X, w, float(beta), np.ascontiguousarray(start, dtype=float),
+                                            LBFGS_MEMORY, LBFGS_LINESEARCH, gtol, 1e-15, 1000)
+        return p, float(v), int(evals)
+
+    return run
 
 
 def _cos_vg(gamma: np.ndarray, X: np.ndarray, w: np.ndarray, beta: float) -> tuple[float, np.ndarray]:

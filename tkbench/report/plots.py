@@ -14,6 +14,7 @@ matplotlib.rcParams["svg.hashsalt"] = "tkbench"  # deterministic SVG ids: regene
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 TRACE_FIELDS = ("gap", "relative_gap", "loss", "objective")
 
@@ -243,6 +244,7 @@ def evolution_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
                     scale = 100.0 if key.endswith("_error") else 1.0
                     ax.plot(it, [scale * e[key] for e in trace], marker=".", label=label)
             ax.set_xlabel("iteration")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # iterations are whole numbers
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
         axes[2].set_ylabel("error (%)")

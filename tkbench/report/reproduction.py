@@ -50,6 +50,8 @@ ENTRIES = (
           "experiment: the paper's text has no table)"),
     Entry("ghiasi2010_table2", "Paper 004 (Ghiasi-Shirazi, Safabakhsh & Shamsi 2010), Tables 2-3: SG, GM, CM and CGM on "
           "the Raetsch benchmark (error, training time, evaluation time and model size)"),
+    Entry("ghiasi2010_complexity", "Paper 004, section 9.4 and Figure 3: complexity control on Heart (beta by CV "
+          "against beta = 1e-6 with C by CV)"),
     Entry("steinwart2016_table1", "Paper 002 (Steinwart, Thomann & Schmid 2016), Table 1: hierarchical Gaussian "
           "kernels against the least-squares SVM, random forests and neural nets (least-squares error)"),
 )

@@ -56,8 +56,27 @@ def _group_factor(F, expo_g, nb, t):
 @njit(cache=True, inline="always", fastmath=_FAST)
 def _max_row(XT, xi, phi_i, RTT, j0, nb, bpow, expo, F, t, dot, out):
     """out[jj] += sum_g T_g(max(xi, x_j)) * phi_i . RTT[g, :, j] for the columns j0 .. j0 + nb - 1."""
-    _block_factors(XT, xi, j0, nb, bpow, F)
     p = phi_i.shape[0]
+    if expo.shape[0] == 1 and bpow.shape[1] == 2:  # one group, exponents 1 (basis x, d <= 1): no factor table
+        n = XT.shape[0]
+        for jj in range(nb):
+            t[jj] = 1.0
+        for k in range(n):
+            xik = xi[k]
+            b1 = bpow[k, 1]
+            for jj in range(nb):
+                v = XT[k, j0 + jj]
+                t[jj] *= b1 - (v if v > xik else xik)
+        for jj in range(nb):
+            dot[jj] = 0.0
+        for u in range(p):
+            c = phi_i[u]
+            for jj in range(nb):
+                dot[jj] += c * RTT[0, u, j0 + jj]
+        for jj in range(nb):
+            out[jj] += t[jj] * dot[jj]
+        return
+    _block_factors(XT, xi, j0, nb, bpow, F)
     for g in range(expo.shape[0]):
         _group_factor(F, expo[g], nb, t)
         for jj in range(nb):

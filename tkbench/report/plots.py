@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-TRACE_FIELDS = ("gap", "relative_gap", "loss", "objective")
+TRACE_FIELDS = ("fw_gap", "gap", "relative_gap", "loss", "objective")
 
 
 def fit_slope(sizes, times) -> tuple[float, float]:

@@ -38,7 +38,8 @@ class _MKLBase(BaseEstimator):
     monomial degree), ``tk_delta`` (their box margin), ``tk_basis`` ("x" or "zx" monomials), ``tol`` (relative
     duality gap that stops), ``max_iter`` (reduced-gradient iterations), ``svm_tol`` (the SVM solver's
     tolerance; None: LIBSVM's default), ``warm_start`` (start from the previous fit's weights),
-    ``random_state`` (the random TK bases).
+    ``random_state`` (the random TK bases), ``dual_solver`` ("libsvm": every solve from scratch; "smo": our SMO,
+    warm-started from the previous solve, :mod:`tkbench.solvers.reduced_gradient`).
     """
 
     def _library(self, X: np.ndarray) -> Library:
@@ -57,7 +58,8 @@ class _MKLBase(BaseEstimator):
 
     def _solve(self, library: Library, y: np.ndarray, task: str, init=None):
         return simple_mkl(library, y, task=task, C=float(self.C), epsilon=float(getattr(self, "epsilon", 0.1)),
-                          tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol, init=init)
+                          tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol, init=init,
+                          dual_solver=self.dual_solver)
 
     def _warm(self, library: Library, n_targets: int) -> list:
         """Initial weights per target: the previous fit's when ``warm_start`` and the library size matches."""
@@ -79,6 +81,7 @@ class _MKLBase(BaseEstimator):
         self.gap_history_ = [r.history for r in results]
         self.n_svm_solves_ = int(sum(r.n_svm_solves for r in results))
         self.n_svm_capped_ = int(sum(r.n_svm_capped for r in results))
+        self.n_svm_iterations_ = int(sum(r.n_svm_iterations for r in results))
 
     def _decision(self, X) -> np.ndarray:
         check_is_fitted(self, "weights_")
@@ -92,7 +95,7 @@ class _MKLBase(BaseEstimator):
         top = np.argsort(self.weights_[0])[::-1][:3]
         return {"n_iter": self.n_iter_, "converged": bool(self.converged_.all()),
                 "relative_gap": float(last["relative_gap"]), "n_svm_solves": self.n_svm_solves_,
-                "n_svm_capped": self.n_svm_capped_,
+                "n_svm_capped": self.n_svm_capped_, "n_svm_iterations": self.n_svm_iterations_,
                 "n_kernels": len(self.kernel_names_), "n_active": int(np.count_nonzero(self.weights_[0])),
                 "top_kernels": {self.kernel_names_[k]: float(self.weights_[0][k]) for k in top}}
 
@@ -102,7 +105,8 @@ class SimpleMKLClassifier(SignedTargetsMixin, ClassifierMixin, _MKLBase):
 
     def __init__(self, C=1.0, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True, tol=1e-2,
                  max_iter=100, svm_tol=None, standard=True, tk_bases=0, tk_degree=1, tk_delta=0.1,
-                 tk_basis="x", random_state=None, warm_start=False):
+                 tk_basis="x", random_state=None, warm_start=False, dual_solver="libsvm"):
+        self.dual_solver = dual_solver
         self.warm_start = warm_start
         self.standard = standard
         self.tk_bases = tk_bases
@@ -133,7 +137,8 @@ class SimpleMKLRegressor(RegressorMixin, _MKLBase):
 
     def __init__(self, C=1.0, epsilon=0.1, widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True,
                  tol=1e-2, max_iter=100, svm_tol=None, standard=True, tk_bases=0, tk_degree=1, tk_delta=0.1,
-                 tk_basis="x", random_state=None, warm_start=False):
+                 tk_basis="x", random_state=None, warm_start=False, dual_solver="libsvm"):
+        self.dual_solver = dual_solver
         self.warm_start = warm_start
         self.standard = standard
         self.tk_bases = tk_bases

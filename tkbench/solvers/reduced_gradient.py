@@ -13,6 +13,12 @@ with dJ/dd_k = -1/2 w^T K_k w at the dual solution w (Danskin). On the simplex {
 - stop: relative duality gap (max_k w^T K_k w - sum_k d_k w^T K_k w) / 2 / J(d) <= tol (1e-2 in paper 003), or
   max_iter (never on a gap from an SVM solve stopped at LIBSVM's iteration cap). The MKL dual value
   kappa - 1/2 max_k w^T K_k w is a lower bound on min_d J(d) at every iteration.
+
+Dual solver (``dual_solver``): ``"libsvm"`` (the default; every J(d) from scratch on the combined matrix) or
+``"smo"``: our warm-startable SMO (:mod:`tkbench.solvers.smo`, issue 21: "the same solver serves SimpleMKL"), each
+solve starting from the previous solve's dual variables (the line search's trials and the next iteration's start
+are kernels close to the last one solved). Same stopping rule and tolerance; ``n_svm_iterations`` counts the SMO
+iterations of all solves of either solver.
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ import numpy as np
 
 from tkbench.kernels.library import Library
 from tkbench.solvers.line_search import minimise_on_segment
+from tkbench.solvers.smo import smo_dual
 from tkbench.solvers.svm import DualSolution, solve_dual
 
 WEIGHT_FLOOR = 1e-6  # kernel weights (summing to 1) below this are set to 0 at the start of each iteration
@@ -37,22 +44,30 @@ class MKLResult:
     history: list[dict] = field(default_factory=list)
     n_svm_solves: int = 0
     n_svm_capped: int = 0  # SVM solves stopped at LIBSVM's iteration cap (see tkbench.solvers.svm)
+    n_svm_iterations: int = 0  # SMO iterations summed over all solves
 
 
 def simple_mkl(library: Library, y: np.ndarray, *, task: str, C: float, epsilon: float = 0.1, tol: float = 1e-2,
                max_iter: int = 100, svm_tol: float | None = None, line_search_steps: int = 6,
-               init: np.ndarray | None = None) -> MKLResult:
+               init: np.ndarray | None = None, dual_solver: str = "libsvm") -> MKLResult:
     """Minimise J(d) over the simplex, from uniform weights or from ``init`` (a warm start, e.g. the weights
     found for a neighbouring C: the problem is convex, so the optimum is the same and only the path is shorter)."""
+    if dual_solver not in ("libsvm", "smo"):
+        raise ValueError(f"dual_solver {dual_solver!r}: expected 'libsvm' or 'smo'")
     M = len(library)
     svm_tol = min(1e-3, tol / 10) if svm_tol is None else svm_tol
-    solves = capped = 0
+    solves = capped = iterations = 0
+    last = None  # the previous solve's dual variables: the SMO solver's warm start
 
     def evaluate(d: np.ndarray) -> tuple[DualSolution, np.ndarray]:
-        nonlocal solves, capped
+        nonlocal solves, capped, iterations, last
         solves += 1
-        sol = solve_dual(library.combined(d), y, task=task, C=C, epsilon=epsilon, tol=svm_tol)
+        if dual_solver == "smo":
+            sol, last = smo_dual(library.combined(d), y, task=task, C=C, epsilon=epsilon, tol=svm_tol, warm=last)
+        else:
+            sol = solve_dual(library.combined(d), y, task=task, C=C, epsilon=epsilon, tol=svm_tol)
         capped += sol.capped
+        iterations += sol.n_iter
         return sol, library.quadratic_forms(sol.w)
 
     d = np.full(M, 1.0 / M)
@@ -101,7 +116,7 @@ def simple_mkl(library: Library, y: np.ndarray, *, task: str, C: float, epsilon:
         history[-1]["zeroed"] = zeroed
         if sol.value >= value_before:  # no decrease possible at this SVM accuracy
             break
-    return MKLResult(d, sol, len(history) - 1, converged, history, solves, capped)
+    return MKLResult(d, sol, len(history) - 1, converged, history, solves, capped, iterations)
 
 
 def _direction(d: np.ndarray, grad: np.ndarray) -> np.ndarray:

@@ -34,7 +34,9 @@ Choices where the paper is silent (each is a parameter):
   intermediate SVM (27) in its rank-2 form, solved by Clarabel directly (:func:`solve_svm_qp`); its gradient is
   (28)-(29) in the O(m (nsv + n)) form of section 5.5 (Danskin's theorem: alpha is held at the optimum). The
   paper solves (27) by MOSEK; here LIBSVM on the one l x l matrix (up to 4000 rows, 10-20 times faster) or
-  Clarabel on the rank-2 form (O(l m) memory), both checked against each other and cvxpy. In (29)
+  Clarabel on the rank-2 form (O(l m) memory), both checked against each other and cvxpy. Consecutive
+  evaluations are close: each first tries the exact active-set polish from the previous evaluation's alpha, and
+  runs LIBSVM only when that does not certify (same certified answer, see :func:`solve_svm_qp`). In (29)
   the printed sum uses c_j, s_j inside the sum over i; the derivative of J has c_i, s_i (the gradient test checks
   this against finite differences).
 - t^(i) is J at the adapted point, which is the value of P_tau at the adapted atoms with the adapted weights;
@@ -218,7 +220,8 @@ LIBSVM_LOOSE_TOL = 1e-3  # LIBSVM's stopping tolerance before the active-set pol
 
 
 def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = None, Vs: np.ndarray | None = None,
-                 tol: float = 1e-10, method: str = "auto") -> tuple[np.ndarray, float]:
+                 tol: float = 1e-10, method: str = "auto", warm: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, float]:
     """min_alpha alpha^T Q alpha over A with Q = sum_j mu_j G(gamma_j) + sum_k nu_k G_omega_k + tau I: problem (27).
     Returns (alpha, alpha^T Q alpha).
 
@@ -227,7 +230,12 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
     matrix Q: for C = infinity, (27) is the hard-margin SVM with kernel k + tau delta up to scale (beta = 2 alpha
     / t; checked: no beta reaches LIBSVM's bound); for a finite C, it is nu-SVC with nu = 2 / (C l) (alpha = C
     alpha', e^T alpha' = nu l, 0 <= alpha' <= 1). Both are normalised to sum 1 per class. ``auto``: LIBSVM up to
-    LIBSVM_MAX_ROWS training rows (10-20 times faster than the interior point here), Clarabel beyond."""
+    LIBSVM_MAX_ROWS training rows (10-20 times faster than the interior point here), Clarabel beyond.
+
+    ``warm`` (the LIBSVM path): the solution of a nearby problem, e.g. the previous evaluation of local adaptation;
+    the exact active-set polish (:func:`tkbench.solvers.active_set.polish`) is tried from it first, and LIBSVM runs
+    only when that does not certify. Either way the answer is the KKT-certified minimiser, so ``warm`` changes
+    the time, not the result (up to the polish's 1e-9 tolerance)."""
     l = prob.l  # noqa: E741
     if mixture.m:
         if Vc is None:
@@ -244,7 +252,7 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
         for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
             Qa += weight * prob.gauss_matrix(float(omega))
     if method == "libsvm" or (method == "auto" and l <= LIBSVM_MAX_ROWS):
-        alpha = _svm_libsvm(prob, mixture, F, Qa)
+        alpha = _svm_libsvm(prob, mixture, F, Qa, warm)
         if alpha is not None:
             return alpha, _qp_value(mixture, F, Qa, alpha)
     alpha = _svm_clarabel(prob, mixture, F, Qa, tol)
@@ -258,7 +266,8 @@ def _qp_value(mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None, alpha: np.
     return float(z @ z) + rest
 
 
-def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None) -> np.ndarray | None:
+def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None,
+                warm: np.ndarray | None = None) -> np.ndarray | None:
     """(27) by LIBSVM on the precomputed kernel k + tau delta; None when the hard-margin bound was reached (the
     caller then uses Clarabel). LIBSVM runs at a loose tolerance and :func:`tkbench.solvers.active_set.polish`
     makes its answer exact (KKT-certified); when polishing fails, LIBSVM runs again at tol = 1e-10. On an
@@ -269,6 +278,10 @@ def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray |
         Q[np.diag_indices(l)] += mixture.tau
     else:
         Q += Qa
+    if warm is not None:
+        alpha = polish(Q, prob.y, warm, prob.C)
+        if alpha is not None:
+            return alpha
     K = Q * np.outer(prob.y, prob.y)
     loose = _libsvm_alpha(prob, K, LIBSVM_LOOSE_TOL, max_iter=max(10_000, 100 * l))
     if loose is not None:
@@ -583,6 +596,8 @@ def local_objective(prob: Problem, m: int, mg: int, svm_solver: str = "auto"):
         return np.concatenate([[math.sqrt(mix.tau)], np.sqrt(mix.mu), np.sqrt(mix.nu), mix.gammas.ravel(),
                                mix.omegas])
 
+    last: list[np.ndarray] = []  # the previous evaluation's alpha: the intermediate SVM's warm start
+
     def evaluate(theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         rho0, rc, rg, gammas, omegas = unpack(theta)
         rho = theta[:1 + m + mg]
@@ -591,7 +606,8 @@ def local_objective(prob: Problem, m: int, mg: int, svm_solver: str = "auto"):
         Vc = Vs = None
         if m:
             Vc, Vs = cosine_rows(gammas, prob.X, prob.y, prob.beta)
-        alpha, _ = solve_svm_qp(prob, mix, Vc=Vc, Vs=Vs, method=svm_solver)
+        alpha, _ = solve_svm_qp(prob, mix, Vc=Vc, Vs=Vs, method=svm_solver, warm=last[-1] if last else None)
+        last[:] = [alpha]
         sv = alpha > 1e-9 * alpha.max()
         w = (alpha * prob.y)[sv]
         Xs = prob.X[sv]

@@ -73,6 +73,7 @@ def test_the_vectorised_duplicate_test_finds_the_first_match_one_by_one_would(sy
     tol = 1e-3
     found = _Maxima(400, 4, tol, symmetric)
     kept: list[np.ndarray] = []
+    best: list[float] = []
     hits = 0
     for _ in range(400):
         if kept and rng.random() < 0.6:  # near an earlier point: inside, at, or just beyond the tolerance
@@ -84,9 +85,15 @@ def test_the_vectorised_duplicate_test_finds_the_first_match_one_by_one_would(sy
             p = rng.standard_normal(4) * rng.uniform(0.1, 5)
         expected = next((k for k, q in enumerate(kept) if _same(q, p, tol, symmetric)), None)
         assert found.match(p) == expected
+        v = float(rng.random())
+        assert found.record(p, v) == (expected is not None)
         if expected is None:
             kept.append(p)
-            found.add(p)
+            best.append(v)
         else:
             hits += 1
+            if v > best[expected]:  # a repeat keeps the better of the two maxima
+                kept[expected], best[expected] = p, v
     assert hits > 50 and len(kept) > 50
+    assert found.size == len(kept) and found.repeats == hits
+    np.testing.assert_array_equal(found.values[: found.size], best)

@@ -410,24 +410,21 @@ def _same(a: np.ndarray, b: np.ndarray, tol: float, symmetric: bool) -> bool:
 
 
 class _Maxima:
-    """The distinct maxima found so far, for the first one :func:`_same` as ``p`` (in the order found): the
-    distances to all of them at once, with a margin, pick the candidates, and :func:`_same` itself decides, so
-    the answer is that of testing them one by one (O(T3^2) norm calls per search before: 12 % of a CM fit)."""
+    """The distinct maxima found so far (points and values, in the order found) and the repeat count of
+    Algorithm 2. :meth:`record` matches a new maximum against the first stored one that :func:`_same` calls the
+    same point: the distances to all of them at once, with a margin, pick the candidates and :func:`_same` itself
+    decides, so the answer is that of testing them one by one (O(T3^2) norm calls per search before: 12 % of a CM
+    fit); a repeat keeps the better of the two."""
 
     def __init__(self, capacity: int, dim: int, tol: float, symmetric: bool):
         self.Q = np.empty((capacity, dim))
         self.norms = np.empty(capacity)
-        self.size = 0
+        self.values = np.empty(capacity)
+        self.size = self.repeats = 0
         self.tol, self.symmetric = tol, symmetric
 
-    def add(self, p: np.ndarray) -> None:
-        self.Q[self.size] = p
-        self.norms[self.size] = np.linalg.norm(p)
-        self.size += 1
-
-    def replace(self, k: int, p: np.ndarray) -> None:
-        self.Q[k] = p
-        self.norms[k] = np.linalg.norm(p)
+    def _put(self, k: int, p: np.ndarray, v: float) -> None:
+        self.Q[k], self.norms[k], self.values[k] = p, np.linalg.norm(p), v
 
     def match(self, p: np.ndarray) -> int | None:
         if self.size == 0:
@@ -438,6 +435,26 @@ class _Maxima:
             d = np.minimum(d, np.sqrt(np.einsum("ij,ij->i", Q + p, Q + p)))
         near = np.flatnonzero(d <= self.tol * (1.0 + self.norms[: self.size]) * (1.0 + 1e-6) + 1e-300)
         return next((int(k) for k in near if _same(self.Q[k], p, self.tol, self.symmetric)), None)
+
+    def record(self, p: np.ndarray, v: float) -> bool:
+        """Add the maximum (p, v), or count it as a repeat of a stored one (keeping the better of the two);
+        returns whether it was a repeat."""
+        hit = self.match(p)
+        if hit is None:
+            self._put(self.size, p, v)
+            self.size += 1
+            return False
+        self.repeats += 1
+        if v > self.values[hit]:
+            self._put(hit, p, v)
+        return True
+
+    def done(self, T2: int) -> bool:
+        return self.repeats - self.size >= T2
+
+    def result(self, starts: int, evaluations: int) -> SearchResult:
+        order = np.argsort(self.values[: self.size])[::-1]
+        return SearchResult(self.Q[order].copy(), self.values[order].copy(), starts, self.repeats, evaluations)
 
 
 @dataclass
@@ -465,9 +482,6 @@ def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T
     if batch_value_grad is not None and not nonneg:
         return _global_search_batched(batch_value_grad, dim, R, rng, T2=T2, T3=T3, gtol=gtol, same_tol=same_tol,
                                       symmetric=symmetric)
-    points: list[np.ndarray] = []
-    values: list[float] = []
-    repeats = 0
     evaluations = 0
     starts = 0
 
@@ -492,21 +506,10 @@ def global_search(value_grad, dim: int, R: float, rng: np.random.Generator, *, T
             res = minimize_lbfgsb(negative, start, bounds=bounds, maxcor=LBFGS_MEMORY, maxls=LBFGS_LINESEARCH,
                                   gtol=gtol, ftol=1e-15, maxiter=1000)
             p, v = res.x, -float(res.fun)
-        hit = found.match(p)
-        if hit is not None:
-            repeats += 1
-            if v > values[hit]:
-                points[hit], values[hit] = p, v
-                found.replace(hit, p)
-        else:
-            points.append(p)
-            values.append(v)
-            found.add(p)
-        if repeats - len(points) >= T2:
+        found.record(p, float(v))
+        if found.done(T2):
             break
-    order = np.argsort(values)[::-1]
-    pts = np.array([points[k] for k in order]).reshape(len(order), dim)
-    return SearchResult(pts, np.asarray(values)[order], starts, repeats, evaluations)
+    return found.result(starts, evaluations)
 
 
 def _draw_start(rng: np.random.Generator, dim: int, R: float) -> np.ndarray:
@@ -522,9 +525,8 @@ def _global_search_batched(batch_value_grad, dim: int, R: float, rng: np.random.
         v, g = batch_value_grad(P)
         return -v, -g
 
-    points: list[np.ndarray] = []
-    values: list[float] = []
-    repeats = evaluations = starts = 0
+    found = _Maxima(T3, dim, same_tol, symmetric)
+    evaluations = starts = 0
     chunk = 8
     done = False
     while starts < T3 and not done:
@@ -535,21 +537,12 @@ def _global_search_batched(batch_value_grad, dim: int, R: float, rng: np.random.
         evaluations += res.evaluations
         for p, v in zip(res.x, -res.f, strict=True):
             starts += 1
-            hit = next((k for k, q in enumerate(points) if _same(q, p, same_tol, symmetric)), None)
-            if hit is not None:
-                repeats += 1
-                if v > values[hit]:
-                    points[hit], values[hit] = p, float(v)
-            else:
-                points.append(p)
-                values.append(float(v))
-            if repeats - len(points) >= T2:
+            found.record(p, float(v))
+            if found.done(T2):
                 done = True
                 break
         chunk *= 2
-    order = np.argsort(values)[::-1]
-    pts = np.array([points[k] for k in order]).reshape(len(order), dim)
-    return SearchResult(pts, np.asarray(values)[order], starts, repeats, evaluations)
+    return found.result(starts, evaluations)
 
 
 def search_radius(t: float, scale: float) -> float:

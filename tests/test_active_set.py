@@ -10,15 +10,19 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from tkbench.solvers.active_set import polish
+from tkbench.solvers.active_set import LowRankPlusDiagonal, polish
 
 
-def _problem(l, rank, tau, seed):  # noqa: E741
+def _factors(l, rank, seed):  # noqa: E741
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(l) < 0.5, 1.0, -1.0)
     y[:2] = [1.0, -1.0]
     # Q = F^T F + tau I as in (27): F's rows (the cosine factors) with decaying weights, plus a tiny ridge
-    F = rng.normal(size=(rank, l)) * y * np.logspace(0, -4, rank)[:, None]
+    return rng.normal(size=(rank, l)) * y * np.logspace(0, -4, rank)[:, None], y
+
+
+def _problem(l, rank, tau, seed):  # noqa: E741
+    F, y = _factors(l, rank, seed)
     return F.T @ F + tau * np.eye(l), y
 
 
@@ -66,3 +70,22 @@ def test_polish_refuses_what_it_cannot_certify():
     Q, y = _problem(20, 5, 1e-3, seed=3)
     start = np.where(y > 0, 1.0, 0.0)  # no free point in the negative class
     assert polish(Q, y, start) is None
+
+
+@pytest.mark.parametrize("C", [math.inf, 0.05])
+def test_polish_on_the_rank_2_form_equals_the_dense_one(C):
+    """The cosine mixture's Q = F^T F + tau I as an operator (no l x l matrix): the same iterates, so the same
+    answer as on the formed matrix, from a poor start that makes the active sets change."""
+    F, y = _factors(70, 12, seed=4)
+    tau = 1e-3
+    start = np.where(y > 0, 1.0 / (y > 0).sum(), 1.0 / (y < 0).sum())
+    Q = LowRankPlusDiagonal(F, tau)
+    rows, cols = np.array([3, 0, 5]), np.array([5, 1, 3, 0])
+    dense = F.T @ F + tau * np.eye(70)
+    np.testing.assert_allclose(Q.block(rows, cols), dense[np.ix_(rows, cols)], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(Q @ start, dense @ start, rtol=1e-12)
+    a_op, a_dense = polish(Q, y, start, C), polish(dense, y, start, C)
+    assert a_op is not None and a_dense is not None
+    np.testing.assert_allclose(a_op, a_dense, atol=1e-10)
+    ref = _cvxpy(dense, y, C)
+    assert a_op @ dense @ a_op <= ref @ dense @ ref * (1 + 1e-9)

@@ -167,10 +167,12 @@ def test_finite_C_by_nu_svc_matches_clarabel(C):
     np.testing.assert_allclose(a1, a2, atol=1e-5)
 
 
+@pytest.mark.parametrize("method", ["libsvm", "clarabel"])
 @pytest.mark.parametrize("C", [math.inf, 0.3])
-def test_warm_started_svm_qp_equals_the_cold_solve_without_libsvm(monkeypatch, C):
-    """Local adaptation passes the previous evaluation's alpha: from it the exact active-set polish alone certifies
-    the nearby problem's minimiser (LIBSVM is not called), and the answer equals the cold solve's and Clarabel's."""
+def test_warm_started_svm_qp_equals_the_cold_solve_without_libsvm(monkeypatch, C, method):
+    """Local adaptation passes the previous evaluation's alpha: from it the exact active-set polish alone (on the
+    rank-2 form) certifies the nearby problem's minimiser (neither LIBSVM nor Clarabel is called), and the
+    answer equals the cold solve's and Clarabel's."""
     X, y = _data(l=60)
     rng = np.random.default_rng(21)
     gammas = rng.standard_normal((4, 3))
@@ -183,12 +185,38 @@ def test_warm_started_svm_qp_equals_the_cold_solve_without_libsvm(monkeypatch, C
     assert np.abs(previous - cold).max() > 1e-6  # the warm start is not already the answer
 
     def no_libsvm(*args, **kwargs):
-        raise AssertionError("LIBSVM ran although the warm start's polish should certify")
+        raise AssertionError("a cold solver ran although the warm start's polish should certify")
 
     monkeypatch.setattr(sip, "_libsvm_alpha", no_libsvm)
-    warm, v_warm = sip.solve_svm_qp(prob, near, method="libsvm", warm=previous)
+    monkeypatch.setattr(sip, "_svm_clarabel", no_libsvm)
+    warm, v_warm = sip.solve_svm_qp(prob, near, method=method, warm=previous)
     np.testing.assert_allclose(warm, cold, atol=1e-9)
     assert v_warm == pytest.approx(v_cold, rel=1e-12) and v_warm == pytest.approx(v_ref, rel=1e-7)
+
+
+def test_the_svm_cascade_polishes_a_medium_libsvm_start_before_a_tight_solve(monkeypatch):
+    """When the exact step does not certify from LIBSVM's loose answer (as with heart's tiny tau, where it needed
+    75-1585 steps), it is tried from LIBSVM at 1e-6 before LIBSVM runs at 1e-10; the answer is still exact."""
+    X, y = _data(l=60)
+    mix = sip.Mixture(np.random.default_rng(22).standard_normal((4, 3)), np.array([0.3, 0.2, 0.2, 0.1]),
+                      np.zeros(0), np.zeros(0), 0.05)
+    prob = sip.Problem(X, y, beta=0.1, eta=0.03, C=math.inf, cosines=True, gaussians=False)
+    ref, v_ref = sip.solve_svm_qp(prob, mix, method="clarabel")
+    tols, real_polish, real_libsvm = [], sip.polish, sip._libsvm_alpha
+
+    def libsvm(prob, K, tol, max_iter=-1):
+        tols.append(tol)
+        return real_libsvm(prob, K, tol, max_iter)
+
+    def polish_refusing_the_loose_start(Q, y, start, C=math.inf, max_iter=50):
+        return None if len(tols) == 1 else real_polish(Q, y, start, C, max_iter=max_iter)
+
+    monkeypatch.setattr(sip, "_libsvm_alpha", libsvm)
+    monkeypatch.setattr(sip, "polish", polish_refusing_the_loose_start)
+    alpha, value = sip.solve_svm_qp(prob, mix, method="libsvm")
+    assert tols == [sip.LIBSVM_LOOSE_TOL, 1e-6]
+    assert value == pytest.approx(v_ref, rel=1e-7)
+    np.testing.assert_allclose(alpha, ref, atol=1e-5)
 
 
 def test_local_adaptation_increases_J():

@@ -21,6 +21,10 @@ good guess). The answer is certified by the KKT conditions (feasibility, r >= 0 
 up to ``tol`` relative to the objective); when the iteration cycles, meets a singular system or cannot certify,
 :func:`polish` returns None and the caller solves the QP another way.
 
+``Q`` is a dense matrix or a :class:`LowRankPlusDiagonal` Q = F^T F + tau I (the cosine mixture's rank-2 form,
+paper 004 section 5.5): then no l x l matrix is formed; an iteration costs O(k^2 r + k^3 + l r) for k free points
+and F of r rows, instead of the O(l^2 r) of forming Q.
+
 Written by hand: no allowed library offers a warm-started active-set QP (cvxpy's interior-point solvers cannot
 start from a guess and do not return a vertex-exact support set).
 """
@@ -33,12 +37,41 @@ import numpy as np
 import scipy.linalg
 
 
-def polish(Q: np.ndarray, y: np.ndarray, alpha0: np.ndarray, C: float = math.inf, *, max_iter: int = 50,
+class LowRankPlusDiagonal:
+    """Q = F^T F + tau I without forming it: the blocks and products :func:`polish` needs."""
+
+    def __init__(self, F: np.ndarray, tau: float):
+        self.F = np.ascontiguousarray(F, dtype=float)
+        self.tau = float(tau)
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        return self.F.T @ (self.F @ v) + self.tau * v
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        out = self.F[:, rows].T @ self.F[:, cols]
+        out[rows[:, None] == cols[None, :]] += self.tau
+        return out
+
+
+class _Dense:
+    def __init__(self, Q: np.ndarray):
+        self.Q = Q
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        return self.Q @ v
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        return self.Q[np.ix_(rows, cols)]
+
+
+def polish(Q, y: np.ndarray, alpha0: np.ndarray, C: float = math.inf, *, max_iter: int = 50,
            tol: float = 1e-9) -> np.ndarray | None:
     """The exact minimiser of alpha^T Q alpha over {y^T alpha = 0, e^T alpha = 2, 0 <= alpha <= C} from the
     guess ``alpha0`` (its zero and bound entries give the first active sets), or None (see the module doc)."""
     l = len(y)  # noqa: E741
     y = np.asarray(y, dtype=float)
+    if isinstance(Q, np.ndarray):
+        Q = _Dense(Q)
     finite = math.isfinite(C)
     small = 1e-8 * max(float(np.max(alpha0)), 1e-300)
     lower = alpha0 <= small
@@ -60,8 +93,9 @@ def polish(Q: np.ndarray, y: np.ndarray, alpha0: np.ndarray, C: float = math.inf
         if solved is None:
             return None
         alpha, lam1, lam2 = solved
-        r = Q @ alpha - lam1 * y - lam2
-        scale = max(float(alpha @ Q @ alpha), 1e-300)
+        Qa = Q @ alpha
+        r = Qa - lam1 * y - lam2
+        scale = max(float(alpha @ Qa), 1e-300)
         below = free & (alpha < 0.0)
         above = free & (alpha > C) if finite else np.zeros(l, dtype=bool)
         wrong_lower = lower & (r < -tol * scale)
@@ -73,18 +107,19 @@ def polish(Q: np.ndarray, y: np.ndarray, alpha0: np.ndarray, C: float = math.inf
     return None
 
 
-def _solve_free(Q: np.ndarray, y: np.ndarray, alpha: np.ndarray, free: np.ndarray,
+def _solve_free(Q, y: np.ndarray, alpha: np.ndarray, free: np.ndarray,
                 upper: np.ndarray) -> tuple[np.ndarray, float, float] | None:
     """alpha_F and the two multipliers from the KKT system with the bound sets fixed (module doc)."""
     idx = np.flatnonzero(free)
     k = len(idx)
     M = np.zeros((k + 2, k + 2))
-    M[:k, :k] = Q[np.ix_(idx, idx)]
+    M[:k, :k] = Q.block(idx, idx)
     M[:k, k] = M[k, :k] = y[idx]
     M[:k, k + 1] = M[k + 1, :k] = 1.0
     rhs = np.zeros(k + 2)
     if upper.any():
-        rhs[:k] = -Q[np.ix_(idx, np.flatnonzero(upper))] @ alpha[upper]
+        up = np.flatnonzero(upper)
+        rhs[:k] = -Q.block(idx, up) @ alpha[up]
         rhs[k] = -float(y[upper] @ alpha[upper])
         rhs[k + 1] = 2.0 - float(alpha[upper].sum())
     else:

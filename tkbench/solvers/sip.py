@@ -73,7 +73,7 @@ from tkbench.kernels.cosine import (
     squared_distances,
     stabilizer,
 )
-from tkbench.solvers.active_set import polish
+from tkbench.solvers.active_set import LowRankPlusDiagonal, polish
 from tkbench.solvers.lbfgsb_driver import minimize_lbfgsb
 
 LBFGS_MEMORY = 17  # section 9: "the 17 most recent curvature information"
@@ -217,6 +217,11 @@ def constraint_values(prob: Problem, mixture: Mixture, alpha: np.ndarray) -> tup
 SVM_SOLVERS = ("auto", "libsvm", "clarabel")
 LIBSVM_MAX_ROWS = 4000  # "auto" forms the l x l matrix for LIBSVM up to this many training rows
 LIBSVM_LOOSE_TOL = 1e-3  # LIBSVM's stopping tolerance before the active-set polish
+# (tol, SMO iterations per training row (at least 100 rows), polish steps): LIBSVM then the exact active-set step, at a loose and
+# then a medium tolerance, before LIBSVM at 1e-10. With a tiny learned tau (heart, beta = 0.3: 2e-9) the step from
+# the loose start can need 75-1585 iterations where from the 1e-6 start it certifies in a few; LIBSVM at 1e-10 took
+# 0.2-3.7 s on those 170-row problems, at 1e-6 0.02-0.1 s.
+LIBSVM_CASCADE = ((LIBSVM_LOOSE_TOL, 100, 50), (1e-6, 1000, 200))
 
 
 def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = None, Vs: np.ndarray | None = None,
@@ -232,10 +237,11 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
     alpha', e^T alpha' = nu l, 0 <= alpha' <= 1). Both are normalised to sum 1 per class. ``auto``: LIBSVM up to
     LIBSVM_MAX_ROWS training rows (10-20 times faster than the interior point here), Clarabel beyond.
 
-    ``warm`` (the LIBSVM path): the solution of a nearby problem, e.g. the previous evaluation of local adaptation;
-    the exact active-set polish (:func:`tkbench.solvers.active_set.polish`) is tried from it first, and LIBSVM runs
-    only when that does not certify. Either way the answer is the KKT-certified minimiser, so ``warm`` changes
-    the time, not the result (up to the polish's 1e-9 tolerance)."""
+    ``warm``: the solution of a nearby problem, e.g. the previous evaluation of local adaptation; the exact
+    active-set polish (:func:`tkbench.solvers.active_set.polish`) is tried from it first (on the rank-2 form
+    without forming Q when there are no Gaussians, any l; else on the formed Q, LIBSVM path), and LIBSVM or
+    Clarabel run only when that does not certify. Either way the answer is the KKT-certified minimiser, so
+    ``warm`` changes the time, not the result (up to the polish's 1e-9 tolerance)."""
     l = prob.l  # noqa: E741
     if mixture.m:
         if Vc is None:
@@ -251,6 +257,11 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
         Qa = mixture.tau * np.eye(l)
         for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
             Qa += weight * prob.gauss_matrix(float(omega))
+    if warm is not None and Qa is None:  # the cosine mixture: the warm step on the rank-2 form, no l x l matrix
+        alpha = polish(LowRankPlusDiagonal(F, mixture.tau), prob.y, warm, prob.C)
+        if alpha is not None:
+            return alpha, _qp_value(mixture, F, Qa, alpha)
+        warm = None
     if method == "libsvm" or (method == "auto" and l <= LIBSVM_MAX_ROWS):
         alpha = _svm_libsvm(prob, mixture, F, Qa, warm)
         if alpha is not None:
@@ -270,7 +281,8 @@ def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray |
                 warm: np.ndarray | None = None) -> np.ndarray | None:
     """(27) by LIBSVM on the precomputed kernel k + tau delta; None when the hard-margin bound was reached (the
     caller then uses Clarabel). LIBSVM runs at a loose tolerance and :func:`tkbench.solvers.active_set.polish`
-    makes its answer exact (KKT-certified); when polishing fails, LIBSVM runs again at tol = 1e-10. On an
+    makes its answer exact (KKT-certified); when polishing fails, the same at 1e-6 (``LIBSVM_CASCADE``), and
+    when that fails too, LIBSVM at tol = 1e-10. On an
     ill-conditioned Q (tiny learned tau) this is 10-40 times faster than SMO at 1e-10 and at least as accurate."""
     l = prob.l  # noqa: E741
     Q = F.T @ F
@@ -283,11 +295,12 @@ def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray |
         if alpha is not None:
             return alpha
     K = Q * np.outer(prob.y, prob.y)
-    loose = _libsvm_alpha(prob, K, LIBSVM_LOOSE_TOL, max_iter=max(10_000, 100 * l))
-    if loose is not None:
-        alpha = polish(Q, prob.y, loose, prob.C)
-        if alpha is not None:
-            return alpha
+    for tol, per_row, steps in LIBSVM_CASCADE:
+        start = _libsvm_alpha(prob, K, tol, max_iter=per_row * max(l, 100))
+        if start is not None:
+            alpha = polish(Q, prob.y, start, prob.C, max_iter=steps)
+            if alpha is not None:
+                return alpha
     return _libsvm_alpha(prob, K, 1e-10)
 
 

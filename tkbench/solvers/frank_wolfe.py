@@ -53,9 +53,7 @@ from tkbench.solvers.checkpoint import Checkpoint
 from tkbench.solvers.kernel_pair import quadratic_difference
 from tkbench.solvers.line_search import minimise_on_segment
 from tkbench.solvers.smo import CommonForm, WarmStart, smo_dual
-from tkbench.solvers.svm import DualSolution, solve_dual
-
-DUAL_SOLVERS = ("smo", "libsvm")
+from tkbench.solvers.svm import DUAL_SOLVERS, DualSolution, solve_dual
 
 
 @dataclass

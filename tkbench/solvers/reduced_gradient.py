@@ -30,7 +30,7 @@ import numpy as np
 from tkbench.kernels.library import Library
 from tkbench.solvers.line_search import minimise_on_segment
 from tkbench.solvers.smo import smo_dual
-from tkbench.solvers.svm import DualSolution, solve_dual
+from tkbench.solvers.svm import DUAL_SOLVERS, DualSolution, solve_dual
 
 WEIGHT_FLOOR = 1e-6  # kernel weights (summing to 1) below this are set to 0 at the start of each iteration
 
@@ -52,8 +52,8 @@ def simple_mkl(library: Library, y: np.ndarray, *, task: str, C: float, epsilon:
                init: np.ndarray | None = None, dual_solver: str = "libsvm") -> MKLResult:
     """Minimise J(d) over the simplex, from uniform weights or from ``init`` (a warm start, e.g. the weights
     found for a neighbouring C: the problem is convex, so the optimum is the same and only the path is shorter)."""
-    if dual_solver not in ("libsvm", "smo"):
-        raise ValueError(f"dual_solver {dual_solver!r}: expected 'libsvm' or 'smo'")
+    if dual_solver not in DUAL_SOLVERS:
+        raise ValueError(f"dual_solver {dual_solver!r}: expected one of {', '.join(DUAL_SOLVERS)}")
     M = len(library)
     svm_tol = min(1e-3, tol / 10) if svm_tol is None else svm_tol
     solves = capped = iterations = 0

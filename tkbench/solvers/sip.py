@@ -217,8 +217,8 @@ def constraint_values(prob: Problem, mixture: Mixture, alpha: np.ndarray) -> tup
 SVM_SOLVERS = ("auto", "libsvm", "clarabel")
 LIBSVM_MAX_ROWS = 4000  # "auto" forms the l x l matrix for LIBSVM up to this many training rows
 LIBSVM_LOOSE_TOL = 1e-3  # LIBSVM's stopping tolerance before the active-set polish
-# (tol, SMO iterations per training row (at least 100 rows), polish steps): LIBSVM then the exact active-set step, at a loose and
-# then a medium tolerance, before LIBSVM at 1e-10. With a tiny learned tau (heart, beta = 0.3: 2e-9) the step from
+# (tol, SMO iterations per training row (at least 100 rows), polish steps): LIBSVM then the exact active-set
+# step, at a loose and then a medium tolerance, before LIBSVM at 1e-10. With a tiny learned tau (heart, beta = 0.3: 2e-9) the step from
 # the loose start can need 75-1585 iterations where from the 1e-6 start it certifies in a few; LIBSVM at 1e-10 took
 # 0.2-3.7 s on those 170-row problems, at 1e-6 0.02-0.1 s.
 LIBSVM_CASCADE = ((LIBSVM_LOOSE_TOL, 100, 50), (1e-6, 1000, 200))
@@ -239,7 +239,7 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
 
     ``warm``: the solution of a nearby problem, e.g. the previous evaluation of local adaptation; the exact
     active-set polish (:func:`tkbench.solvers.active_set.polish`) is tried from it first (on the rank-2 form
-    without forming Q when there are no Gaussians, any l; else on the formed Q, LIBSVM path), and LIBSVM or
+    without forming Q when there are no Gaussians; else on the formed Q, which LIBSVM then reuses), and LIBSVM or
     Clarabel run only when that does not certify. Either way the answer is the KKT-certified minimiser, so
     ``warm`` changes the time, not the result (up to the polish's 1e-9 tolerance)."""
     l = prob.l  # noqa: E741
@@ -257,13 +257,14 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
         Qa = mixture.tau * np.eye(l)
         for omega, weight in zip(mixture.omegas, mixture.nu, strict=True):
             Qa += weight * prob.gauss_matrix(float(omega))
-    if warm is not None and Qa is None:  # the cosine mixture: the warm step on the rank-2 form, no l x l matrix
-        alpha = polish(LowRankPlusDiagonal(F, mixture.tau), prob.y, warm, prob.C)
+    Q = None  # the formed l x l matrix, only when there are Gaussians (Qa is dense already) or for LIBSVM
+    if warm is not None:  # the exact step from the nearby solution; rank-2 form, no l x l matrix, without Gaussians
+        Q = _formed_q(mixture, F, Qa) if Qa is not None else None
+        alpha = polish(Q if Q is not None else LowRankPlusDiagonal(F, mixture.tau), prob.y, warm, prob.C)
         if alpha is not None:
             return alpha, _qp_value(mixture, F, Qa, alpha)
-        warm = None
     if method == "libsvm" or (method == "auto" and l <= LIBSVM_MAX_ROWS):
-        alpha = _svm_libsvm(prob, mixture, F, Qa, warm)
+        alpha = _svm_libsvm(prob, Q if Q is not None else _formed_q(mixture, F, Qa))
         if alpha is not None:
             return alpha, _qp_value(mixture, F, Qa, alpha)
     alpha = _svm_clarabel(prob, mixture, F, Qa, tol)
@@ -277,23 +278,23 @@ def _qp_value(mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None, alpha: np.
     return float(z @ z) + rest
 
 
-def _svm_libsvm(prob: Problem, mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None,
-                warm: np.ndarray | None = None) -> np.ndarray | None:
-    """(27) by LIBSVM on the precomputed kernel k + tau delta; None when the hard-margin bound was reached (the
-    caller then uses Clarabel). LIBSVM runs at a loose tolerance and :func:`tkbench.solvers.active_set.polish`
-    makes its answer exact (KKT-certified); when polishing fails, the same at 1e-6 (``LIBSVM_CASCADE``), and
-    when that fails too, LIBSVM at tol = 1e-10. On an
-    ill-conditioned Q (tiny learned tau) this is 10-40 times faster than SMO at 1e-10 and at least as accurate."""
-    l = prob.l  # noqa: E741
+def _formed_q(mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None) -> np.ndarray:
+    """The l x l matrix Q of (27): F^T F plus the Gaussian and delta part (tau I without Gaussians)."""
     Q = F.T @ F
     if Qa is None:
-        Q[np.diag_indices(l)] += mixture.tau
+        Q[np.diag_indices(Q.shape[0])] += mixture.tau
     else:
         Q += Qa
-    if warm is not None:
-        alpha = polish(Q, prob.y, warm, prob.C)
-        if alpha is not None:
-            return alpha
+    return Q
+
+
+def _svm_libsvm(prob: Problem, Q: np.ndarray) -> np.ndarray | None:
+    """(27) by LIBSVM on the precomputed kernel Q (k + tau delta, signs removed); None when the hard-margin bound
+    was reached (the caller then uses Clarabel). LIBSVM runs at a loose tolerance and
+    :func:`tkbench.solvers.active_set.polish` makes its answer exact (KKT-certified); when polishing fails, the
+    same at 1e-6 (``LIBSVM_CASCADE``), and when that fails too, LIBSVM at tol = 1e-10. On an ill-conditioned Q
+    (tiny learned tau) this is 10-40 times faster than SMO at 1e-10 and at least as accurate."""
+    l = prob.l  # noqa: E741
     K = Q * np.outer(prob.y, prob.y)
     for tol, per_row, steps in LIBSVM_CASCADE:
         start = _libsvm_alpha(prob, K, tol, max_iter=per_row * max(l, 100))

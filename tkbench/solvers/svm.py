@@ -43,6 +43,9 @@ class DualSolution:
         return np.flatnonzero(self.w)
 
 
+DUAL_SOLVERS = ("smo", "libsvm")  # the dual solvers of Frank-Wolfe and SimpleMKL: ours (warm) or LIBSVM
+
+
 def solve_dual(K: np.ndarray, y: np.ndarray, *, task: str, C: float, epsilon: float = 0.1, tol: float = 1e-4,
                cache_mb: float = 500.0, max_iter: int | None = None) -> DualSolution:
     """Solve the SVM dual for kernel matrix K; ``y`` is +-1 for classification.

@@ -133,11 +133,15 @@ class _TKBase(BaseEstimator):
                 raise ValueError("normalize=True: the centred TK kernel is zero on the training data (all rows "
                                  "equal?)")
 
-        def kernel(P):  # in place throughout: at m = 30 000 each m x m copy is 7 GB
+        # In place throughout: at m = 30 000 each m x m copy is 7 GB. The kernel at P0 (computed above for the
+        # scale) serves the first evaluation only, whatever its P, and is released then: a run resumed from a
+        # checkpoint starts elsewhere, and holding it on kept a third m x m matrix for the whole fit (20.6 GB at
+        # m = 29 386).
+        def kernel(P):
             nonlocal start
-            first, start = start, None  # kept for the first evaluation only, whatever its P: a run resumed from a
-            if first is not None and np.array_equal(P, P0):  # checkpoint starts elsewhere, and holding it on
-                K, means["last"] = first  # kept a third m x m matrix for the whole fit (20.6 GB at m = 29 386)
+            first, start = start, None
+            if first is not None and np.array_equal(P, P0):
+                K, means["last"] = first
             else:
                 first = None
                 K, means["last"] = raw(P)

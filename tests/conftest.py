@@ -27,6 +27,17 @@ def tiny_config(**overrides: Any) -> dict[str, Any]:
     return cfg
 
 
+@pytest.fixture(autouse=True)
+def compiled_code_loaded():
+    """Every test runs as a sweep's run does, after the warm-up: the TK passes compiled whatever their size
+    (tkbench.compiled; the tests of the fresh-process choice reset this state themselves)."""
+    from tkbench import compiled
+
+    compiled.mark_loaded()
+    yield
+    compiled.mark_loaded()
+
+
 @pytest.fixture
 def write_config(tmp_path: Path):
     def _write(cfg: dict[str, Any], name: str = "config.yaml") -> Path:

@@ -39,7 +39,7 @@ def test_bench_tk_kernel_and_gradient(monkeypatch):
         P = A @ A.T
         line = {"basis": basis}
         for eng in ("numba", "numpy"):
-            monkeypatch.setenv("TKBENCH_TK_ENGINE", "" if eng == "numba" else "numpy")
+            monkeypatch.setenv("TKBENCH_TK_ENGINE", eng)
             if eng == "numba" and engine() != "numba":
                 continue
             tk_kernel(X[:50], None, P, a, b, d, basis)  # compile / warm up

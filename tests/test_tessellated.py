@@ -182,6 +182,7 @@ def test_cross_kernel_is_consistent_with_its_transpose(basis):
 def test_numba_and_numpy_engines_agree(basis, d, monkeypatch):
     import tkbench.kernels.tessellated as tk
 
+    monkeypatch.setenv("TKBENCH_TK_ENGINE", "numba")
     if tk.engine() != "numba":
         pytest.skip("numba is not installed")
     rng = np.random.default_rng(d)
@@ -222,6 +223,7 @@ def test_the_symmetric_training_kernel_equals_the_general_one(basis, d, monkeypa
     (X, Y) path with Y a copy of X, and as the NumPy reference; exactly symmetric."""
     import tkbench.kernels.tessellated as tk
 
+    monkeypatch.setenv("TKBENCH_TK_ENGINE", "numba")
     if tk.engine() != "numba":
         pytest.skip("numba is not installed")
     rng = np.random.default_rng(10 + d)
@@ -243,6 +245,7 @@ def test_the_compiled_passes_agree_across_column_blocks(basis, d, monkeypatch):
     and end mid-block give the NumPy reference's training kernel, cross kernel and gradient."""
     import tkbench.kernels.tessellated as tk
 
+    monkeypatch.setenv("TKBENCH_TK_ENGINE", "numba")
     if tk.engine() != "numba":
         pytest.skip("numba is not installed")
     from tkbench.kernels._tk_numba import BLOCK

@@ -34,12 +34,14 @@ tests check the printed g and t(x, y) and the corrected h.
 from __future__ import annotations
 
 import itertools
-import os
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from math import comb
 
 import numpy as np
+
+from tkbench.compiled import charge
 
 BASES = ("x", "zx")
 _BLOCK_BYTES = 64 * 2**20  # memory per row block of an m x m intermediate (NumPy engine)
@@ -49,18 +51,13 @@ _BLOCK_BYTES = 64 * 2**20  # memory per row block of an m x m intermediate (NumP
 _FUSED_RANK = 32
 
 
-def engine() -> str:
-    """``numba`` (compiled, parallel loops, no m x m temporaries) when available, else ``numpy``.
+def engine(pairs: int | None = None) -> str:
+    """``numba`` (compiled, parallel loops, no m x m temporaries) or ``numpy`` (the reference) for a pass over
+    ``pairs`` (x, y) pairs: the choice of :mod:`tkbench.compiled` (NumPy for small passes until the compiled code
+    pays for its loading; ``TKBENCH_TK_ENGINE=numpy`` or ``numba`` forces one)."""
+    from tkbench.compiled import use_compiled
 
-    ``TKBENCH_TK_ENGINE=numpy`` forces the NumPy reference implementation.
-    """
-    if os.environ.get("TKBENCH_TK_ENGINE", "").lower() == "numpy":
-        return "numpy"
-    try:
-        import tkbench.kernels._tk_numba  # noqa: F401
-    except ImportError:
-        return "numpy"
-    return "numba"
+    return "numba" if use_compiled(pairs) else "numpy"
 
 
 def n_basis(n: int, d: int, basis: str) -> int:
@@ -213,7 +210,7 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
 
     # the max(x, y) part: one Hadamard product per group with a nonzero coefficient
     active = [g for g in range(G) if np.any(CM[g])]
-    if engine() == "numba":
+    if engine(len(X) * len(Y)) == "numba":
         from tkbench.kernels._tk_numba import add_max_part, b_powers
 
         expo = np.ascontiguousarray(bs.sums[active] + 1, dtype=np.int64).reshape(len(active), bs.n)
@@ -239,6 +236,7 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
         K = LX @ (W @ LY.T)
         add_max_part(X, YT, b_powers(b, top), expo, np.ascontiguousarray(PhiX), RTT, K)
         return K
+    started = time.perf_counter()
     K = LX @ W @ LY.T
     step = _rows_per_block(len(Y), bs.n + len(active) + 2)
     right = [CM[g] @ PhiY.T for g in active]
@@ -246,6 +244,7 @@ def tk_kernel(X: np.ndarray, Y: np.ndarray | None, P: np.ndarray, a: np.ndarray,
         rows = slice(start, start + step)
         for t, r in zip(_max_factors(X[rows], Y, b, bs.sums[active]), right, strict=True):
             K[rows] += t * (PhiX[rows] @ r)
+    charge(time.perf_counter() - started)
     return K
 
 
@@ -292,7 +291,7 @@ def tk_gradient(X: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, d: i
     Phi = _monomials(X, bs.x_exponents)
     Psi = w[:, None] * Phi
     # E_s = Psi^T T_s(max) Psi, p x p per group
-    if engine() == "numba":
+    if engine(len(X) * len(X)) == "numba":
         from numba import get_num_threads
 
         from tkbench.kernels._tk_numba import b_powers, max_part_gradient
@@ -301,12 +300,14 @@ def tk_gradient(X: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, d: i
         E = max_part_gradient(X, np.ascontiguousarray(X.T), b_powers(b, int(expo.max()) + 1), expo,
                               np.ascontiguousarray(Psi.T), get_num_threads())
     else:
+        started = time.perf_counter()
         E = np.zeros((G, Phi.shape[1], Phi.shape[1]))
         step = _rows_per_block(len(X), bs.n + G + 2)
         for start in range(0, len(X), step):
             rows = slice(start, start + step)
             for g, t in enumerate(_max_factors(X[rows], X, b, bs.sums)):
                 E[g] += Psi[rows].T @ (t @ Psi)
+        charge(time.perf_counter() - started)
     z = Phi.T @ w  # (p,)
     u = np.stack([Phi.T @ (_tail_integral(X, b, s) * w) for s in bs.sums])  # (G, p)
     Ta = np.array([_tail_integral(a, b, s) for s in bs.sums])

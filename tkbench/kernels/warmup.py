@@ -1,7 +1,7 @@
 """Load the compiled (numba) kernels once per process, outside the timed parts of a run.
 
 numba caches machine code on disk (``cache=True``), but every new process still pays for loading it (about a
-second here) at the first call. A run's process calls :func:`warmup` before CV and the final fit, so fit times
+second here) at the first call (see :mod:`tkbench.compiled`). A run's process calls :func:`warmup` before CV and the final fit, so fit times
 measure the algorithm, not the loader; the same call sets numba's thread count to the run's thread budget
 (``protocol.blas_threads``), so that parallel workers do not oversubscribe the cores.
 """
@@ -11,10 +11,11 @@ import numpy as np
 
 
 def warmup(threads: int = 1) -> None:
-    from tkbench.kernels.tessellated import engine
+    from tkbench.compiled import mark_loaded, use_compiled
 
-    if engine() != "numba":
+    if not use_compiled():  # TKBENCH_TK_ENGINE=numpy, or no numba
         return
+    mark_loaded()  # every later TK pass of this process runs compiled, whatever its size (tkbench.compiled)
     import numba
 
     numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
@@ -33,6 +34,10 @@ def warmup(threads: int = 1) -> None:
 def hierarchical_warmup(threads: int = 1) -> None:
     """The same for the hierarchical Gaussian kernels (paper 002): thread count, then every compiled loop once."""
     import numba
+
+    from tkbench.compiled import mark_loaded
+
+    mark_loaded()
 
     numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
     from tkbench.kernels.hierarchical import (

@@ -6,7 +6,13 @@
 - CCPP at m = 8000 (the settings of configs/bench_tk_scaling.yaml: C = 1, delta = 0.1, basis x, tol 1e-2):
   regression and classification (PE >= median). Targets: 8 s and 2 s.
 
-Every fit runs after a warm-up fit on a few rows (numba compilation and cache loading are not the solver's time),
+- Liver and Pima (C = 10, delta = 0.1, d = 1, basis x, the project's 80/20 split), the first fit in a fresh
+  process (imports and data loading before the clock starts; numba's loading inside it, if the fit uses numba),
+  with the automatic engine (tkbench.compiled) and with the compiled engine forced (the former behaviour), and the
+  second fit in the same process. Targets: 50x and 100x faster than the authors' PMKL code. That code is not run
+  here (it is not part of this project); its times are the issue's: 12 x 0.54 s on Liver and 50 x 0.79 s on Pima.
+
+Except in the fresh processes, every fit runs after a warm-up fit on a few rows (numba compilation and cache loading are not the solver's time),
 with the threads this process has. Results, with the machine, in results/bench/tk_targets.json.
 """
 from __future__ import annotations
@@ -59,6 +65,39 @@ def _measure_tk(task, Xtr, ytr, Xte, yte, **params):
     return out
 
 
+FRESH = r"""
+import json, sys, time
+from tkbench import TKClassifier
+from tkbench.data import train_test_indices
+from tkbench.data.registry import load_dataset
+ds = load_dataset(sys.argv[1])
+tr, te = train_test_indices(ds.y, test_fraction=0.2, seed=0, stratify=False)
+params = dict(C=10.0, delta=0.1, degree=1, basis="x")
+t0 = time.perf_counter()
+est = TKClassifier(**params).fit(ds.X[tr], ds.y[tr])
+t1 = time.perf_counter()
+loaded = "numba" in sys.modules
+TKClassifier(**params).fit(ds.X[tr], ds.y[tr])
+t2 = time.perf_counter()
+print(json.dumps({"first_fit_seconds": t1 - t0, "second_fit_seconds": t2 - t1, "m": len(tr),
+                  "accuracy": float((est.predict(ds.X[te]) == ds.y[te]).mean()),
+                  "numba_imported_by_first_fit": loaded}))
+"""
+
+
+def _fresh_process_fits(name, engine):
+    """The first and second TK fit in a new Python process (best first fit of three processes)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TKBENCH_TK_ENGINE"}
+    if engine != "auto":
+        env["TKBENCH_TK_ENGINE"] = engine
+    runs = [json.loads(subprocess.run([sys.executable, "-c", FRESH, name], env=env, capture_output=True, text=True,
+                                      check=True).stdout.strip().splitlines()[-1]) for _ in range(3)]
+    return min(runs, key=lambda r: r["first_fit_seconds"])
+
+
 @pytest.mark.benchmark
 def test_bench_tk_targets():
     from sklearn.preprocessing import MinMaxScaler
@@ -85,6 +124,12 @@ def test_bench_tk_targets():
         Xtr, ytr, Xte, yte = _split(ds.X, ds.y, test=0.1, size=8000)
         tk = _measure_tk(task, Xtr, ytr, Xte, yte, C=1.0, delta=0.1, degree=1, basis="x", tol=0.01)
         report["targets"][f"ccpp_{task}"] = {"m": len(ytr), "tk": tk, "target_seconds": target}
+
+    for name, pmkl_seconds, target in (("liver", 12 * 0.54, 50.0), ("pima", 50 * 0.79, 100.0)):
+        runs = {engine: _fresh_process_fits(name, engine) for engine in ("auto", "numba")}
+        report["targets"][f"{name}_fresh_process"] = {
+            **runs, "pmkl_seconds_from_issue": pmkl_seconds, "target_ratio": target,
+            "ratio_to_pmkl": {e: pmkl_seconds / r["first_fit_seconds"] for e, r in runs.items()}}
 
     path = Path("results/bench/tk_targets.json")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,8 @@
   here (it is not part of this project); its times are the issue's: 12 x 0.54 s on Liver and 50 x 0.79 s on Pima.
 
 Except in the fresh processes, every fit runs after a warm-up fit on a few rows (numba compilation and cache loading are not the solver's time),
-with the threads this process has. Results, with the machine, in results/bench/tk_targets.json.
+with the threads this process has. Results, with the machine, in results/bench/tk_targets.json (run on one core:
+``taskset -c 0``) or tk_targets_<n>cores.json.
 """
 from __future__ import annotations
 
@@ -131,7 +132,8 @@ def test_bench_tk_targets():
             **runs, "pmkl_seconds_from_issue": pmkl_seconds, "target_ratio": target,
             "ratio_to_pmkl": {e: pmkl_seconds / r["first_fit_seconds"] for e, r in runs.items()}}
 
-    path = Path("results/bench/tk_targets.json")
+    cores = report["affinity"]  # one core (taskset -c 0): tk_targets.json; more: tk_targets_<n>cores.json
+    path = Path("results/bench/tk_targets.json" if cores == 1 else f"results/bench/tk_targets_{cores}cores.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))

@@ -1,9 +1,9 @@
 """Load the compiled (numba) kernels once per process, outside the timed parts of a run.
 
 numba caches machine code on disk (``cache=True``), but every new process still pays for loading it (about a
-second here) at the first call (see :mod:`tkbench.compiled`). A run's process calls :func:`warmup` before CV and the final fit, so fit times
-measure the algorithm, not the loader; the same call sets numba's thread count to the run's thread budget
-(``protocol.blas_threads``), so that parallel workers do not oversubscribe the cores.
+second here) at the first call (see :mod:`tkbench.compiled`). A run's process calls :func:`warmup` before CV and
+the final fit, so fit times measure the algorithm, not the loader; the same call sets numba's thread count to the
+run's thread budget (``protocol.blas_threads``), so that parallel workers do not oversubscribe the cores.
 """
 from __future__ import annotations
 

@@ -61,7 +61,9 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
     ``eta`` (the Gaussians' stabiliser; None: 0.03 for cgm, 0.001 for gm), ``C`` (None: infinity), ``T1`` (outer
     iterations), ``T2`` (Algorithm 2's repeats), ``T3`` (its random starts), ``epsilon`` (relative increase of t
     that stops), ``local_iter`` (L-BFGS iterations of local adaptation), ``gtol`` (L-BFGS gradient tolerance),
-    ``qcqp_solver`` (a cvxpy solver: CLARABEL, SCS, or MOSEK if licensed), ``svm_solver`` (the intermediate SVM
+    ``qcqp_solver`` (a cvxpy solver: CLARABEL, SCS, or MOSEK if licensed; ``bundle``, the level-bundle method on
+    the QCQP's dual; or ``auto``, the bundle on problems with Gaussians and few weights, else Clarabel: see
+    :func:`tkbench.solvers.sip.solve_qcqp`), ``svm_solver`` (the intermediate SVM
     (27): ``auto``, ``libsvm`` or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``search``
     (Algorithm 2's ascents: ``scipy`` one L-BFGS-B run per start, ``batched`` in lockstep, or ``compiled`` one
     compiled L-BFGS call per start, :mod:`tkbench.solvers.lbfgs_compiled`), ``keep_stages``
@@ -180,6 +182,7 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
             "tau": float(self.tau_), "t": float(self.t_), "beta": float(self.beta), "eta": float(self.eta_),
             "search_seconds": float(sum(r["search_seconds"] for r in trace)),
             "qcqp_seconds": float(sum(r["qcqp_seconds"] for r in trace)),
+            "qcqp_bundle_solves": int(sum(r.get("qcqp_solver") == "bundle" for r in trace)),
             "local_seconds": float(sum(r["local_seconds"] for r in trace)),
         }
 

@@ -135,10 +135,10 @@ def test_the_bundle_solver_of_the_qcqp_certifies_clarabels_optimum(C, gaussians)
     assert weights @ values == pytest.approx(sol.t, abs=gap)  # J at the weights: the SVM's value
 
 
-def test_auto_qcqp_solver_uses_the_bundle_only_with_gaussians_and_falls_back_to_clarabel(monkeypatch):
-    """``auto``: the bundle on a problem with Gaussians (the same t as Clarabel), Clarabel on a cosine-only one or
-    one with more than BUNDLE_MAX_WEIGHTS weights, and Clarabel again when the bundle cannot certify (an explicit
-    ``bundle`` then raises)."""
+def test_auto_qcqp_solver_chooses_by_the_gaussians_and_falls_back_to_clarabel(monkeypatch):
+    """``auto``: Clarabel on a cosine-only problem; with Gaussians the bundle (few weights) or the cuts then the
+    bundle (many), the same t as Clarabel; Clarabel again when neither certifies (an explicit ``bundle`` or
+    ``cuts`` then raises)."""
     X, y = _data(l=30)
     gammas = np.random.default_rng(7).standard_normal((3, 3))
     prob = sip.Problem(X, y, beta=0.2, eta=0.03, C=math.inf, cosines=True, gaussians=True)
@@ -148,12 +148,41 @@ def test_auto_qcqp_solver_uses_the_bundle_only_with_gaussians_and_falls_back_to_
     assert (sol.solver, sol.t) == ("bundle", pytest.approx(ref.t, rel=1e-6)) and sol.cuts > 0
     assert sip.solve_qcqp(prob, gammas, np.zeros(0), solver="auto").solver == "CLARABEL"
     many = np.random.default_rng(8).standard_normal((sip.BUNDLE_MAX_WEIGHTS, 3))
-    assert sip.solve_qcqp(prob, many, omegas, solver="auto").solver == "CLARABEL"
-    monkeypatch.setattr(sip, "BUNDLE_MAX_CUTS", 1)
-    fallback = sip.solve_qcqp(prob, gammas, omegas, solver="auto")
-    assert (fallback.solver, fallback.t) == ("CLARABEL", pytest.approx(ref.t, rel=1e-6))
-    with pytest.raises(sip.SIPError, match="did not certify"):
-        sip.solve_qcqp(prob, gammas, omegas, solver="bundle")
+    ref_many = sip.solve_qcqp(prob, many, omegas)
+    sol_many = sip.solve_qcqp(prob, many, omegas, solver="auto")
+    assert sol_many.solver in ("cuts", "bundle") and sol_many.t == pytest.approx(ref_many.t, rel=1e-6)
+    for name, value in (("BUNDLE_MAX_CUTS", 2), ("AUTO_CUTS", 2), ("CUTS_MAX", 2), ("BUNDLE_TOL", -1.0),
+                        ("CUTS_TOL", -1.0)):  # a gap below zero is never certified
+        monkeypatch.setattr(sip, name, value)
+    for gam in (gammas, many):
+        fallback = sip.solve_qcqp(prob, gam, omegas, solver="auto")
+        assert fallback.solver == "CLARABEL"
+    for solver in ("bundle", "cuts"):
+        with pytest.raises(sip.SIPError, match="did not certify"):
+            sip.solve_qcqp(prob, gammas, omegas, solver=solver)
+
+
+@pytest.mark.parametrize("C", [0.2, math.inf])
+def test_the_cutting_plane_solver_of_the_qcqp_certifies_clarabels_optimum(C):
+    """Problem (21) with its Gaussian constraints by tangent cuts: the same t as Clarabel (within CUTS_TOL), alpha
+    feasible for every true constraint at that t, the multipliers a probability vector that Clarabel's match, and
+    a warm start (Clarabel's alpha) certifies in fewer solves."""
+    X, y = _data(l=30)
+    gammas = np.random.default_rng(7).standard_normal((3, 3))
+    omegas = np.array([0.3, 0.9])
+    prob = sip.Problem(X, y, beta=0.2, eta=0.03, C=C, cosines=True, gaussians=True)
+    ref = sip.solve_qcqp(prob, gammas, omegas)
+    sol = sip.solve_qcqp(prob, gammas, omegas, solver="cuts")
+    gap = sip.CUTS_TOL * ref.t
+    assert sol.solver == "cuts" and sol.t == pytest.approx(ref.t, abs=gap)
+    vc, vg, v0 = sip.constraint_values(prob, sol.mixture, sol.alpha)
+    assert max(vc.max(), vg.max(), v0) <= sol.t * (1 + 1e-12)
+    assert math.isinf(C) or sol.alpha.max() <= C + 1e-9
+    mix = sol.mixture
+    assert mix.mu.sum() + mix.nu.sum() + mix.tau == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_allclose(np.concatenate([mix.mu, mix.nu, [mix.tau]]),
+                               np.concatenate([ref.mixture.mu, ref.mixture.nu, [ref.mixture.tau]]), atol=1e-3)
+    assert sip.solve_qcqp(prob, gammas, omegas, solver="cuts", warm=ref.alpha).cuts <= sol.cuts
 
 
 def test_the_bundle_certifies_a_german_gaussian_qcqp_on_which_it_once_stalled():

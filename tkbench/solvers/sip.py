@@ -78,7 +78,7 @@ from tkbench.solvers.lbfgsb_driver import minimize_lbfgsb
 
 LBFGS_MEMORY = 17  # section 9: "the 17 most recent curvature information"
 LBFGS_LINESEARCH = 20  # section 9: "the maximum number of line-search tries is set to 20"
-QCQP_SOLVERS = ("CLARABEL", "SCS", "MOSEK", "bundle", "auto")  # cvxpy solvers, the level bundle on the dual, or auto
+QCQP_SOLVERS = ("CLARABEL", "SCS", "MOSEK", "bundle", "cuts", "auto")  # cvxpy solvers, solve_qcqp's own, or auto
 SEARCHES = ("scipy", "batched", "compiled")
 
 
@@ -159,7 +159,8 @@ class QCQPSolution:
     cuts: int = 0  # the bundle method's oracle calls (0 for a cvxpy solver)
 
 
-def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str = "CLARABEL") -> QCQPSolution:
+def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str = "CLARABEL",
+               warm: np.ndarray | None = None) -> QCQPSolution:
     """P_tau(Gamma) for finite sets of frequencies and widths in the rank-2 form (21) (no l x l matrix per cosine:
     t >= c_i^2 + s_i^2 with c = Vc alpha, s = Vs alpha), solved by cvxpy. The multipliers of the cosine, Gaussian
     and alpha^T alpha constraints are mu, nu and tau (Corollary 13).
@@ -170,26 +171,51 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
     largest constraint value at it, certified within ``BUNDLE_TOL`` (relative) of the optimum; an error when
     ``BUNDLE_MAX_CUTS`` cuts do not certify it.
 
-    ``solver="auto"``: the bundle when the problem has a Gaussian constraint and at most ``BUNDLE_MAX_WEIGHTS``
-    weights, falling back to Clarabel when the bundle does not certify; Clarabel otherwise. Clarabel's cost grows
-    with the Gaussians' dense l x l factors (German, l = 700: 13 s for a 2-Gaussian problem, the bundle 1.2 s,
-    the same t to 2e-7), the bundle's with the number of weights (German, 29 cosines and a Gaussian: 425 cuts,
-    20 s, Clarabel 9 s) and it is slower on small cosine-only problems (Heart)."""
-    import cvxpy as cp
+    ``solver="cuts"``: each Gaussian constraint by tangent cuts t >= 2 a_k^T G a - a_k^T G a_k (outer
+    approximation, Kelley's cutting planes), the cosines exactly, by Clarabel, a cut added at each solution until
+    the solution's largest true constraint value is within ``CUTS_TOL`` (relative) of the relaxation's t (a lower
+    bound on the optimum); the Gaussian's multiplier is the sum of its cuts' multipliers. The first cuts are at
+    ``warm`` (the previous iteration's alpha), if given. An error when ``CUTS_MAX`` solves do not certify it.
 
+    ``solver="auto"``: Clarabel when the problem has no Gaussian constraint. With Gaussians: up to
+    ``BUNDLE_MAX_WEIGHTS`` weights the bundle; beyond, ``AUTO_CUTS`` cutting-plane solves, then the bundle; then
+    Clarabel if neither certified. Clarabel's cost grows with the Gaussians' dense l x l factors; the bundle's with
+    the number of weights; the cuts' with the Gaussians' weight (a Gaussian the optimum barely uses needs few
+    cuts). Measured (one process beside two sweeps): German (l = 700) GM, two Gaussians: Clarabel 13 s, the bundle
+    1.2 s (18 cuts); German CGM, 29 cosines and a Gaussian of weight 2e-6: Clarabel 9 s, the bundle 425 cuts and
+    20 s, the cuts 0.4 s (3 solves); Image (l = 1300), 20 random cosines and a Gaussian of weight 0.41: Clarabel
+    48 s, the bundle 3.7 s (45 cuts), the cuts 36 s (62 solves); the same t to 1e-6 throughout."""
     t0 = time.perf_counter()
     gammas = np.asarray(gammas, float).reshape(-1, prob.X.shape[1])
     omegas = np.asarray(omegas, float)
     n_weights = len(gammas) + len(omegas) + 1
-    if solver == "bundle" or (solver == "auto" and len(omegas) and n_weights <= BUNDLE_MAX_WEIGHTS):
-        sol = _solve_qcqp_bundle(prob, gammas, omegas, t0)
-        if sol is not None:
-            return sol
-        if solver == "bundle":
-            raise SIPError(f"QCQP (21) with {n_weights - len(omegas) - 1} cosines, {len(omegas)} Gaussians: the "
-                           f"bundle method did not certify a relative gap of {BUNDLE_TOL:g} in {BUNDLE_MAX_CUTS} cuts")
     if solver == "auto":
-        solver = "CLARABEL"
+        if not len(omegas):
+            solver = "CLARABEL"
+        else:
+            attempts = ([_solve_qcqp_bundle] if n_weights <= BUNDLE_MAX_WEIGHTS else
+                        [partial(_solve_qcqp_cuts, max_solves=AUTO_CUTS), _solve_qcqp_bundle])
+            for attempt in attempts:
+                sol = attempt(prob, gammas, omegas, t0, warm)
+                if sol is not None:
+                    return sol
+            return _solve_qcqp_cvxpy(prob, gammas, omegas, "CLARABEL", t0)
+    if solver in ("bundle", "cuts"):
+        sol = (_solve_qcqp_bundle if solver == "bundle" else _solve_qcqp_cuts)(prob, gammas, omegas, t0, warm)
+        if sol is None:
+            tol, cap = (BUNDLE_TOL, BUNDLE_MAX_CUTS) if solver == "bundle" else (CUTS_TOL, CUTS_MAX)
+            raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: the {solver} method did "
+                           f"not certify a relative gap of {tol:g} in {cap} steps")
+        return sol
+    return _solve_qcqp_cvxpy(prob, gammas, omegas, solver, t0)
+
+
+def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str, t0: float,
+                      cuts: list[list[tuple[np.ndarray, float]]] | None = None) -> QCQPSolution:
+    """(21) by a cvxpy solver; with ``cuts`` (per Gaussian, a list of (g, c): t >= g^T alpha - c) the Gaussian
+    constraints are replaced by those cuts (a relaxation), and t is the relaxation's value."""
+    import cvxpy as cp
+
     l = prob.l  # noqa: E741
     alpha = cp.Variable(l, nonneg=True)
     t = cp.Variable()
@@ -203,10 +229,16 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
         cos_con = cp.square(Vc @ alpha) + cp.square(Vs @ alpha) <= t
         cons.append(cos_con)
     gauss_cons = []
-    for omega in omegas:
-        L = _psd_factor(prob.gauss_matrix(float(omega)))
-        gauss_cons.append(cp.sum_squares(L.T @ alpha) <= t)
-    cons.extend(gauss_cons)
+    for k, omega in enumerate(omegas):
+        if cuts is None:
+            L = _psd_factor(prob.gauss_matrix(float(omega)))
+            gauss_cons.append(cp.sum_squares(L.T @ alpha) <= t)
+        elif cuts[k]:
+            g = np.array([cut[0] for cut in cuts[k]])
+            gauss_cons.append(g @ alpha - np.array([cut[1] for cut in cuts[k]]) <= t)
+        else:
+            gauss_cons.append(None)
+    cons.extend(c for c in gauss_cons if c is not None)
     problem = cp.Problem(cp.Minimize(t), cons)
     try:
         problem.solve(solver=solver)
@@ -217,12 +249,43 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
         raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {solver} status "
                        f"{problem.status}")
     mu = np.maximum(np.atleast_1d(cos_con.dual_value), 0.0) if cos_con is not None else np.zeros(0)
-    nu = np.array([max(float(np.ravel(c.dual_value)[0]), 0.0) for c in gauss_cons])
+    nu = np.array([0.0 if c is None else max(float(np.sum(c.dual_value)), 0.0) for c in gauss_cons])
     tau = max(float(np.ravel(delta.dual_value)[0]), 0.0)
     a = np.maximum(np.asarray(alpha.value, float), 0.0)
-    mixture = Mixture(np.asarray(gammas, float).reshape(len(mu), prob.X.shape[1]), mu,
-                      np.asarray(omegas, float), nu, tau)
+    mixture = Mixture(gammas, mu, omegas, nu, tau)
     return QCQPSolution(float(t.value), a, mixture, time.perf_counter() - t0, solver=solver)
+
+
+CUTS_TOL = 1e-6  # the relative certified gap at which the cutting-plane solver of (21) stops
+CUTS_MAX = 200  # ... or gives up
+AUTO_CUTS = 10  # ``auto``'s budget of cutting-plane solves before it tries the bundle
+
+
+def _solve_qcqp_cuts(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, t0: float,
+                     warm: np.ndarray | None = None, max_solves: int | None = None) -> QCQPSolution | None:
+    """(21) with the Gaussian constraints by tangent cuts (see :func:`solve_qcqp`); None when not certified."""
+    G = [prob.gauss_matrix(float(omega)) for omega in omegas]
+    cuts: list[list[tuple[np.ndarray, float]]] = [[] for _ in omegas]
+
+    def add_cuts(a: np.ndarray) -> np.ndarray:
+        values = np.empty(len(G))
+        for k, Gk in enumerate(G):
+            Ga = Gk @ a
+            values[k] = float(a @ Ga)
+            cuts[k].append((2.0 * Ga, values[k]))
+        return values
+
+    if warm is not None and len(warm) == prob.l:
+        add_cuts(np.asarray(warm, float))
+    for n in range(1, (CUTS_MAX if max_solves is None else max_solves) + 1):
+        relaxed = _solve_qcqp_cvxpy(prob, gammas, omegas, "CLARABEL", t0, cuts=cuts)
+        a, mix = relaxed.alpha, relaxed.mixture
+        vg = add_cuts(a)
+        vc, _, v0 = constraint_values(prob, Mixture(gammas, mix.mu, np.zeros(0), np.zeros(0), mix.tau), a)
+        upper = float(max(np.max(vc, initial=-np.inf), np.max(vg), v0))  # alpha is feasible with this t
+        if upper - relaxed.t <= CUTS_TOL * abs(relaxed.t):
+            return QCQPSolution(upper, a, mix, time.perf_counter() - t0, solver="cuts", cuts=n)
+    return None
 
 
 BUNDLE_TOL = 1e-6  # the relative certified gap at which the bundle solver of (21) stops
@@ -230,23 +293,23 @@ BUNDLE_MAX_CUTS = 300  # ... or gives up (``auto`` then falls back to Clarabel)
 BUNDLE_MAX_WEIGHTS = 16  # ``auto`` uses the bundle up to this many weights (cosines + Gaussians + tau)
 
 
-def _solve_qcqp_bundle(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, t0: float) -> QCQPSolution | None:
-    """(21) by the level-bundle method on its dual (see :func:`solve_qcqp`); None when not certified."""
+def _solve_qcqp_bundle(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, t0: float,
+                       warm: np.ndarray | None = None) -> QCQPSolution | None:
+    """(21) by the level-bundle method on its dual (see :func:`solve_qcqp`); None when not certified. ``warm``
+    starts the first SVM solve."""
     from tkbench.solvers.level_bundle import level_bundle
 
-    gammas = np.asarray(gammas, float).reshape(-1, prob.X.shape[1])
-    omegas = np.asarray(omegas, float)
     m, g = len(gammas), len(omegas)
     Vc, Vs = cosine_rows(gammas, prob.X, prob.y, prob.beta) if m else (None, None)
-    warm: dict[str, np.ndarray | None] = {"alpha": None}
+    last: dict[str, np.ndarray | None] = {"alpha": warm if warm is not None and len(warm) == prob.l else None}
 
     def mixture_of(theta: np.ndarray) -> Mixture:
         return Mixture(gammas, theta[:m].copy(), omegas, theta[m : m + g].copy(), float(theta[-1]))
 
     def oracle(theta: np.ndarray):
         mix = mixture_of(theta)
-        alpha, value = solve_svm_qp(prob, mix, Vc=Vc, Vs=Vs, warm=warm["alpha"])
-        warm["alpha"] = alpha
+        alpha, value = solve_svm_qp(prob, mix, Vc=Vc, Vs=Vs, warm=last["alpha"])
+        last["alpha"] = alpha
         vc, vg, v0 = constraint_values(prob, mix, alpha)
         q = np.concatenate([vc, vg, [v0]])
         return value, q, float(q.max()), alpha
@@ -852,7 +915,7 @@ def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsi
             new_omegas = found_g.points[found_g.values > t].ravel()
         t_search = time.perf_counter()
         qcqp = solve_qcqp(prob, np.vstack([mixture.gammas, new_gammas]),
-                          np.concatenate([mixture.omegas, new_omegas]), solver=qcqp_solver)
+                          np.concatenate([mixture.omegas, new_omegas]), solver=qcqp_solver, warm=alpha)
         t_qcqp = time.perf_counter()
         local = local_adaptation(prob, qcqp.mixture.prune(prune_tol), max_iter=local_iter, gtol=gtol,
                                  svm_solver=svm_solver)

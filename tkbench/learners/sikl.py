@@ -62,8 +62,8 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
     iterations), ``T2`` (Algorithm 2's repeats), ``T3`` (its random starts), ``epsilon`` (relative increase of t
     that stops), ``local_iter`` (L-BFGS iterations of local adaptation), ``gtol`` (L-BFGS gradient tolerance),
     ``qcqp_solver`` (a cvxpy solver: CLARABEL, SCS, or MOSEK if licensed; ``bundle``, the level-bundle method on
-    the QCQP's dual; or ``auto``, the bundle on problems with Gaussians and few weights, else Clarabel: see
-    :func:`tkbench.solvers.sip.solve_qcqp`), ``svm_solver`` (the intermediate SVM
+    the QCQP's dual; ``cuts``, the Gaussian constraints by tangent cuts; or ``auto``, these two on problems with
+    Gaussians, else Clarabel: see :func:`tkbench.solvers.sip.solve_qcqp`), ``svm_solver`` (the intermediate SVM
     (27): ``auto``, ``libsvm`` or ``clarabel``, see :func:`tkbench.solvers.sip.solve_svm_qp`), ``search``
     (Algorithm 2's ascents: ``scipy`` one L-BFGS-B run per start, ``batched`` in lockstep, or ``compiled`` one
     compiled L-BFGS call per start, :mod:`tkbench.solvers.lbfgs_compiled`), ``keep_stages``

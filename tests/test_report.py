@@ -329,3 +329,22 @@ def test_ls_error_metric_tables_every_task_lower_is_better(tmp_path, results_fol
     assert "Test least-squares error (labels scaled to [-1, 1], decisions clipped) (lower is better)" in text
     assert "| liver | krr | **0.49000 ± 0.01414** | 0.50000 ± 0.02000 | -0.01000 | within 1 std |" in text
     assert "| airfoil | krr | 0.03100 ± 0.00141 | 0.02000 ± 0.00100 | +0.01100 | worse |" in text
+
+
+def test_scaling_slope_per_solver_iteration(tmp_path):
+    """The slope of the time per solver iteration separates an iterative solver's cost per iteration (here m^1.5)
+    from its iteration count (here falling with m); it is missing when a run does not record its iterations."""
+    import pandas as pd
+
+    from tkbench.report.plots import scaling_plots
+
+    iters = {500: 8, 1000: 6, 2000: 4, 4000: 2}
+    rows = pd.DataFrame([{"dataset": "d", "method": "fw", "status": "ok", "size": m, "n_train": m, "repeat": r,
+                          "fit_seconds": 1e-4 * iters[m] * m ** 1.5, "diagnostics": {"n_iter": iters[m]}}
+                         for m in iters for r in range(2)])
+    _, slopes = scaling_plots(rows, tmp_path)
+    assert slopes["per_iteration_slope"].iloc[0] == pytest.approx(1.5)
+    assert slopes["slope"].iloc[0] < 1.5  # the total time grows more slowly: fewer iterations at larger m
+    rows.at[0, "diagnostics"] = {}
+    _, slopes = scaling_plots(rows, tmp_path)
+    assert slopes["per_iteration_slope"].isna().all()

@@ -203,8 +203,8 @@ def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None
     exponents_file = reference.path.parent / "scaling.yaml" if reference is not None else None
     scaling_ref = Reference(exponents_file) if exponents_file is not None and exponents_file.exists() else None
     tasks = dict(zip(res.planned["dataset"], res.planned["task"], strict=False)) if len(res.planned) else {}
-    cols = ["Dataset", "Method", "Axis", "Fixed", "Fitted slope", "Slope, two largest", "Points", "Largest size",
-            "Mean time there (s)", "Peak RSS there (MB)", "Iterations there"]
+    cols = ["Dataset", "Method", "Axis", "Fixed", "Fitted slope", "Slope, two largest", "Slope per iteration",
+            "Points", "Largest size", "Mean time there (s)", "Peak RSS there (MB)", "Iterations there"]
     if reference is not None:
         cols.append("Paper exponent")
 
@@ -214,7 +214,8 @@ def _slope_table(res: Results, slopes: pd.DataFrame, reference: Reference | None
     rows = []
     for _, s in slopes.iterrows():
         row = [Cell(str(s["dataset"])), Cell(str(s["method"])), Cell(s["axis"]), Cell(str(s["fixed"])),
-               Cell(num(s["slope"], ".2f")), Cell(num(s["tail_slope"], ".2f")), Cell(str(s["points"])),
+               Cell(num(s["slope"], ".2f")), Cell(num(s["tail_slope"], ".2f")),
+               Cell(num(s.get("per_iteration_slope"), ".2f")), Cell(str(s["points"])),
                Cell(f"{s['axis']}={plots.plain(s['max_size'])}"), Cell(fmt_time(s["max_seconds"])),
                Cell(num(s.get("peak_rss_mb"), ".0f")), Cell(num(s.get("iterations"), ".1f"))]
         if reference is not None:

@@ -68,11 +68,22 @@ def _at_largest(cur: pd.DataFrame, axis_col: str) -> dict:
             "iterations": float(np.mean(iters)) if iters else float("nan")}
 
 
-def _curve(dataset, method, axis, fixed, means: pd.Series, extra: dict) -> dict:
+def _per_iteration(cur: pd.DataFrame, axis_col: str) -> pd.Series | None:
+    """Mean fit time per solver iteration at each size, or None unless every run records its iterations."""
+    iters = [d.get("n_iter") if isinstance(d, dict) else None for d in cur.get("diagnostics", [None] * len(cur))]
+    if not len(cur) or not all(isinstance(n, int | float) and n > 0 for n in iters):
+        return None
+    per = cur["fit_seconds"].to_numpy(float) / np.asarray(iters, float)
+    return pd.Series(per, index=cur[axis_col].to_numpy()).groupby(level=0).mean().sort_index()
+
+
+def _curve(dataset, method, axis, fixed, means: pd.Series, extra: dict, per_iteration: pd.Series | None = None
+           ) -> dict:
     slope, _ = fit_slope(means.index, means.values)
     tail, _ = fit_slope(means.index[-2:], means.values[-2:])
+    per_iter = fit_slope(per_iteration.index, per_iteration.values)[0] if per_iteration is not None else float("nan")
     return {"dataset": dataset, "method": method, "axis": axis, "fixed": fixed, "slope": slope,
-            "tail_slope": tail, "points": len(means), "max_size": means.index.max(),
+            "tail_slope": tail, "per_iteration_slope": per_iter, "points": len(means), "max_size": means.index.max(),
             "max_seconds": float(means.iloc[-1]), **extra}
 
 
@@ -93,8 +104,9 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
 
     ``size_label`` names the second size axis (e.g. "q"; default: the varied parameter). Returns the written files
     and the slope table: one line per fitted curve with the slope over all points, the slope between the two
-    largest sizes (the asymptotic regime, where fixed overheads no longer dominate), the mean time, the peak
-    resident memory and the solver iterations at the largest size.
+    largest sizes (the asymptotic regime, where fixed overheads no longer dominate), the slope of the time per
+    solver iteration (against m, when every run records ``n_iter``: iterative solvers whose iteration count
+    changes with m), the mean time, the peak resident memory and the solver iterations at the largest size.
     """
     ok = with_actual_size(rows[rows["status"] == "ok"])
     written: list[Path] = []
@@ -116,7 +128,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
             fixed = "-" if value == "None" else f"{cur['vary_param'].iloc[0]}={value}"
             if value != "None" and size_label and cur["size_value"].notna().any():
                 fixed += f" ({size_label}={plain(cur['size_value'].iloc[0])})"
-            curve = _curve(dataset, method, "m", fixed, means, _at_largest(cur, "size"))
+            curve = _curve(dataset, method, "m", fixed, means, _at_largest(cur, "size"), _per_iteration(cur, "size"))
             slopes.append(curve)
             label = method if value == "None" else f"{method} ({fixed})"
             ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {curve['slope']:.2f}")

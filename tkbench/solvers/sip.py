@@ -196,7 +196,10 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
             attempts = ([_solve_qcqp_bundle] if n_weights <= BUNDLE_MAX_WEIGHTS else
                         [partial(_solve_qcqp_cuts, max_solves=AUTO_CUTS), _solve_qcqp_bundle])
             for attempt in attempts:
-                sol = attempt(prob, gammas, omegas, t0, warm)
+                try:
+                    sol = attempt(prob, gammas, omegas, t0, warm)
+                except SIPError:  # a relaxation the interior point could not solve: try the next
+                    sol = None
                 if sol is not None:
                     return sol
             return _solve_qcqp_cvxpy(prob, gammas, omegas, "CLARABEL", t0)

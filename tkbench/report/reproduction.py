@@ -44,6 +44,8 @@ ENTRIES = (
     Entry("tkl2021_convergence", "Paper 003, Figure 2: Frank-Wolfe duality gap against iteration"),
     Entry("tkl2021_scaling", "Paper 003, Figure 3: Frank-Wolfe time against m and q (CCPP)", ("results/bench_tk_scaling",),
           jobs=1),
+    Entry("tkl2021_scaling_gas_turbine", "Paper 003 at full size: Frank-Wolfe time against m up to 29 386 rows "
+          "(Gas Turbine)", jobs=1),
     Entry("cortes2009_figure1", "Paper 001 (Cortes, Mohri & Rostamizadeh 2009), Figure 1: the NKRR objective over two "
           "kernel weights", jobs=1),
     Entry("cortes2009_uci", "Paper 001: NKRR against uniform and learned linear combinations and RBF KRR (our "
@@ -52,6 +54,7 @@ ENTRIES = (
           "the Raetsch benchmark (error, training time, evaluation time and model size)"),
     Entry("ghiasi2010_complexity", "Paper 004, section 9.4 and Figure 3: complexity control on Heart (beta by CV "
           "against beta = 1e-6 with C by CV)"),
+    Entry("ghiasi2010_digits", "Paper 004, sections 9.2-9.3: the cosine mixture on USPS and MNIST (Table 4)", jobs=1),
     Entry("steinwart2016_table1", "Paper 002 (Steinwart, Thomann & Schmid 2016), Table 1: hierarchical Gaussian "
           "kernels against the least-squares SVM, random forests and neural nets (least-squares error)"),
     Entry("investigate_hgk_reductions", "Checked: what 3 draws instead of the paper's 30 cost on cycle (RF, SVM and "

@@ -348,3 +348,14 @@ def test_scaling_slope_per_solver_iteration(tmp_path):
     rows.at[0, "diagnostics"] = {}
     _, slopes = scaling_plots(rows, tmp_path)
     assert slopes["per_iteration_slope"].isna().all()
+
+
+def test_reference_evaluation_measures_skip_accuracy_pairs():
+    """An evaluation reference may be the accuracy table's own file (paper 004's digits): its [mean, std] pairs are
+    skipped, not converted (the report used to fail there), and test seconds become test milliseconds."""
+    from tkbench.report.evaluation import reference_measures
+
+    entry = {"error": [3.4, float("nan")], "time": [7200.0, float("nan")], "test_seconds": 1.3, "m": 244, "nsv": 790}
+    assert reference_measures(entry) == {"test_seconds": 1.3, "m": 244.0, "nsv": 790.0, "test_ms": 1300.0}
+    assert reference_measures({"test_ms": 13.4, "m": 13.6}) == {"test_ms": 13.4, "m": 13.6}
+    assert reference_measures(None) == {}

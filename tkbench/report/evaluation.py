@@ -56,6 +56,17 @@ def evaluation_measures(res) -> dict[tuple[str, str], dict[str, float]]:
     return out
 
 
+def reference_measures(value) -> dict[str, float]:
+    """A reference entry's evaluation measures: its scalar fields (an accuracy table's [mean, std] pairs, which a
+    file may hold beside them, are not measures), ``test_seconds`` as ``test_ms`` when that is absent."""
+    if not isinstance(value, dict):
+        return {}
+    out = {k: float(v) for k, v in value.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    if "test_ms" not in out and "test_seconds" in out:
+        out["test_ms"] = 1000.0 * out["test_seconds"]
+    return out
+
+
 def evaluation_tables(res, names: dict[str, dict[str, str]]) -> list[TableModel]:
     exp = res.experiment
     spec = exp.evaluation
@@ -72,7 +83,7 @@ def evaluation_tables(res, names: dict[str, dict[str, str]]) -> list[TableModel]
         if reference is None:
             return {}
         value = (reference.results.get(names["datasets"].get(ds, ds)) or {}).get(names["methods"].get(method, method))
-        return {k: float(v) for k, v in value.items()} if isinstance(value, dict) else {}
+        return reference_measures(value)
 
     measures = evaluation_measures(res)
     rows = []

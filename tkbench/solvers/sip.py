@@ -16,8 +16,8 @@ Algorithm 1 (section 5), as implemented in :func:`solve_sip`:
 1. alpha^(0) = 1/l1 on the positive class, 1/l2 on the negative one; t^(0) = 1/l1 + 1/l2 (section 5.1).
 2. Iteration i: R with 4 G_beta(R) = t^(i-1) (no constraint beyond R can be violated: alpha^T G(gamma) alpha <=
    (sum alpha)^2 G_beta = 4 G_beta, Eq. (5)); GlobalSearchForLocals (Algorithm 2, :func:`global_search`) at
-   alpha^(i-1); the finite QCQP P_tau(Gamma^(i-1) + new points) in its rank-2 form (21) (:func:`solve_qcqp`,
-   cvxpy); local adaptation of the frequencies and weights (section 5.4, :func:`local_adaptation`); elimination
+   alpha^(i-1); the finite QCQP P_tau(Gamma^(i-1) + new points) in its rank-2 form (21) (:func:`solve_qcqp`:
+   cvxpy, or with Gaussians exact alternatives through the dual or by tangent cuts); local adaptation of the frequencies and weights (section 5.4, :func:`local_adaptation`); elimination
    of zero multipliers; stop when t^(i) - t^(i-1) < epsilon t^(i-1) or i = T1.
 
 Choices where the paper is silent (each is a parameter):

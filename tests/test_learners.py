@@ -178,7 +178,21 @@ def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_
                                        checkpoint=path)
         assert chosen == plain and json.dumps(report["scores"]) == same
         assert report["failed_candidates"] == plain_report["failed_candidates"]
+    # killed within fold 3, after 3 of its 6 candidates (the first two fail: C = -1): resumed at its 4th candidate
+    per_fold = len(saved["errors"]) // 4
+    path.write_text(json.dumps({**saved, "folds": saved["folds"][:2], "partial": [[v] for v in saved["folds"][2][:3]],
+                                "errors": saved["errors"][:3 * per_fold]}))
+    chosen, report = select_params(est, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
+    assert chosen == plain and json.dumps(report["scores"]) == same
+    assert report["failed_candidates"] == plain_report["failed_candidates"]
+    assert json.loads(path.read_text())["partial"] == []  # every fold finished
     # all folds finished: nothing is fitted again (a fit would raise)
-    broken = make_estimator(family, "classification", random_state=0, params={"C": "broken"})
+    broken = make_estimator(family, "classification", random_state=0, params={"kernel": "broken"})
     chosen, _ = select_params(broken, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
     assert chosen == plain
+    # a partial fold of 5 candidates: only the 6th is fitted (broken: it fails, and that alone changes the scores)
+    path.write_text(json.dumps({**saved, "folds": saved["folds"][:3], "partial": [[v] for v in saved["folds"][3][:5]],
+                                "errors": saved["errors"][:4 * per_fold]}))
+    _, report = select_params(broken, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
+    assert report["failed_candidates"] == plain_report["failed_candidates"] + 1
+    assert [r["mean"] for r in report["scores"]][2:5] == [r["mean"] for r in plain_report["scores"]][2:5]

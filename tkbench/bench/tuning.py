@@ -66,9 +66,11 @@ def select_params(
 
     ``cv_score="ls_error"`` scores a fitted candidate by minus its least-squares error on the validation fold
     (:func:`tkbench.bench.least_squares.least_squares_error`, regression labels scaled by ``target_range``).
-    ``checkpoint``: a JSON file that keeps each finished fold's scores, so that a CV killed midway (a sweep stopped
-    at the end of a session) resumes at its next fold with the same result; the folds are seeded, and a warm-started
-    family starts its chain afresh in every fold, so a resumed CV is the uninterrupted one."""
+    ``checkpoint``: a JSON file that keeps each finished fold's scores, and within the current fold each finished
+    candidate's (``partial``), so that a CV killed midway (a sweep stopped at the end of a session) resumes at its
+    next candidate with the same result; the folds are seeded. A warm-started family starts its chain afresh in
+    every fold, so it resumes at its next fold (its candidates depend on the ones before), and a resumed CV is the
+    uninterrupted one."""
     combos, path_values = grid_candidates(grid, family.path_param)
     use_path = path_values != [None]
     by_ls = cv_score == "ls_error"
@@ -77,7 +79,7 @@ def select_params(
                          f"{family.path_param!r} of family {family.name!r} does not give: fix it in the grid")
     table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
     t0 = time.perf_counter()
-    done = _read_checkpoint(checkpoint, len(table))
+    done = _read_checkpoint(checkpoint, len(table), len(path_values))
     errors: list[str] = list(done["errors"])
     warm = family.warm_start and not isinstance(estimator, TransformedTargetRegressor)  # that one clones on fit
     for fold, (train, valid) in enumerate(folds(task, y, k, seed, stratify)):
@@ -86,7 +88,14 @@ def select_params(
                 table[cell].append(value)
             continue
         shared = set_model_params(clone(estimator), {"warm_start": True}) if warm else None
+        partial = [] if warm else done["partial"]  # this fold's candidates finished before an interruption
+        done["partial"] = []
         for c, combo in enumerate(combos):
+            if c < len(partial):
+                for v, value in zip(path_values, partial[c], strict=True):
+                    table[(c, v)].append(value)
+                done["partial"].append(partial[c])
+                continue
             est = shared if warm else clone(estimator)
             params = dict(combo)
             if use_path:
@@ -102,11 +111,14 @@ def select_params(
                     scores = {v: score(task, y[valid], p) for v, p in preds.items()}
             except Exception as exc:  # a candidate that cannot be fitted is skipped, not fatal
                 errors.append(f"{combo}: {type(exc).__name__}: {exc}")
-                for v in path_values:
-                    table[(c, v)].append(math.nan)
-                continue
+                scores = dict.fromkeys(path_values, math.nan)
             for v in path_values:
                 table[(c, v)].append(scores[v])
+            if checkpoint is not None and not warm and c < len(combos) - 1:
+                done["partial"].append([scores[v] for v in path_values])
+                _write_checkpoint(checkpoint, done["folds"], errors, done["seconds"] + time.perf_counter() - t0,
+                                  done["partial"])
+        done["partial"] = []
         if checkpoint is not None:
             done["folds"].append([cells[-1] for cells in table.values()])
             _write_checkpoint(checkpoint, done["folds"], errors, done["seconds"] + time.perf_counter() - t0)
@@ -134,12 +146,13 @@ def select_params(
     return chosen, report
 
 
-def _read_checkpoint(path: Path | None, n_cells: int) -> dict[str, Any]:
-    """What an interrupted CV finished: ``folds`` (per fold, one score per grid cell), its candidates' ``errors``
-    and ``seconds``; empty when there is none (or it belongs to another grid)."""
+def _read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[str, Any]:
+    """What an interrupted CV finished: ``folds`` (per fold, one score per grid cell), ``partial`` (the next fold's
+    finished candidates, one score per path value each), its candidates' ``errors`` and ``seconds``; empty when
+    there is none (or it belongs to another grid)."""
     import json
 
-    fresh: dict[str, Any] = {"folds": [], "errors": [], "seconds": 0.0}
+    fresh: dict[str, Any] = {"folds": [], "partial": [], "errors": [], "seconds": 0.0}
     if path is None or not path.exists():
         return fresh
     try:
@@ -147,16 +160,26 @@ def _read_checkpoint(path: Path | None, n_cells: int) -> dict[str, Any]:
     except (OSError, ValueError):
         return fresh
     folds_done = data.get("folds", [])
-    if not all(len(f) == n_cells for f in folds_done):
+    partial = data.get("partial", [])
+    if not all(len(f) == n_cells for f in folds_done) or not all(len(p) == n_path for p in partial) \
+            or len(partial) * n_path >= n_cells:
         return fresh
-    return {"folds": [[math.nan if v is None else float(v) for v in f] for f in folds_done],
+
+    def values(scores):
+        return [math.nan if v is None else float(v) for v in scores]
+
+    return {"folds": [values(f) for f in folds_done], "partial": [values(p) for p in partial],
             "errors": list(data.get("errors", [])), "seconds": float(data.get("seconds", 0.0))}
 
 
-def _write_checkpoint(path: Path, folds_done: list[list[float]], errors: list[str], seconds: float) -> None:
+def _write_checkpoint(path: Path, folds_done: list[list[float]], errors: list[str], seconds: float,
+                      partial: list[list[float]] = ()) -> None:
     from tkbench.bench.store import write_json_atomic
 
-    write_json_atomic(path, {"folds": [[None if math.isnan(v) else v for v in f] for f in folds_done],
+    def values(scores):
+        return [None if math.isnan(v) else v for v in scores]
+
+    write_json_atomic(path, {"folds": [values(f) for f in folds_done], "partial": [values(p) for p in partial],
                              "errors": errors, "seconds": seconds})
 
 

@@ -17,8 +17,8 @@ Algorithm 1 (section 5), as implemented in :func:`solve_sip`:
 2. Iteration i: R with 4 G_beta(R) = t^(i-1) (no constraint beyond R can be violated: alpha^T G(gamma) alpha <=
    (sum alpha)^2 G_beta = 4 G_beta, Eq. (5)); GlobalSearchForLocals (Algorithm 2, :func:`global_search`) at
    alpha^(i-1); the finite QCQP P_tau(Gamma^(i-1) + new points) in its rank-2 form (21) (:func:`solve_qcqp`:
-   cvxpy, or with Gaussians exact alternatives through the dual or by tangent cuts); local adaptation of the frequencies and weights (section 5.4, :func:`local_adaptation`); elimination
-   of zero multipliers; stop when t^(i) - t^(i-1) < epsilon t^(i-1) or i = T1.
+   cvxpy, or with Gaussians exact alternatives through the dual or by tangent cuts); local adaptation of the
+   frequencies and weights (section 5.4, :func:`local_adaptation`); elimination of zero multipliers; stop when t^(i) - t^(i-1) < epsilon t^(i-1) or i = T1.
 
 Choices where the paper is silent (each is a parameter):
 
@@ -156,7 +156,7 @@ class QCQPSolution:
     mixture: Mixture
     seconds: float
     solver: str = "CLARABEL"  # the solver that produced this solution
-    cuts: int = 0  # the bundle method's oracle calls (0 for a cvxpy solver)
+    cuts: int = 0  # the bundle's oracle calls or the cutting planes' solves (0 for a cvxpy solver)
 
 
 def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str = "CLARABEL",
@@ -214,9 +214,11 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
 
 
 def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str, t0: float,
-                      cuts: list[list[tuple[np.ndarray, float]]] | None = None) -> QCQPSolution:
+                      cuts: list[list[tuple[np.ndarray, float]]] | None = None,
+                      rows: tuple[np.ndarray, np.ndarray] | None = None) -> QCQPSolution:
     """(21) by a cvxpy solver; with ``cuts`` (per Gaussian, a list of (g, c): t >= g^T alpha - c) the Gaussian
-    constraints are replaced by those cuts (a relaxation), and t is the relaxation's value."""
+    constraints are replaced by those cuts (a relaxation), and t is the relaxation's value. ``rows``: the cosine
+    rows (Vc, Vs) when the caller already has them (the cutting-plane loop solves many relaxations)."""
     import cvxpy as cp
 
     l = prob.l  # noqa: E741
@@ -228,7 +230,7 @@ def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, sol
         cons.append(alpha <= prob.C)
     cos_con = None
     if len(gammas):
-        Vc, Vs = cosine_rows(gammas, prob.X, prob.y, prob.beta)
+        Vc, Vs = rows if rows is not None else cosine_rows(gammas, prob.X, prob.y, prob.beta)
         cos_con = cp.square(Vc @ alpha) + cp.square(Vs @ alpha) <= t
         cons.append(cos_con)
     gauss_cons = []
@@ -269,6 +271,7 @@ def _solve_qcqp_cuts(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, t0: 
     """(21) with the Gaussian constraints by tangent cuts (see :func:`solve_qcqp`); None when not certified."""
     G = [prob.gauss_matrix(float(omega)) for omega in omegas]
     cuts: list[list[tuple[np.ndarray, float]]] = [[] for _ in omegas]
+    rows = cosine_rows(gammas, prob.X, prob.y, prob.beta) if len(gammas) else None  # once for every relaxation
 
     def add_cuts(a: np.ndarray) -> np.ndarray:
         values = np.empty(len(G))
@@ -281,11 +284,11 @@ def _solve_qcqp_cuts(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, t0: 
     if warm is not None and len(warm) == prob.l:
         add_cuts(np.asarray(warm, float))
     for n in range(1, (CUTS_MAX if max_solves is None else max_solves) + 1):
-        relaxed = _solve_qcqp_cvxpy(prob, gammas, omegas, "CLARABEL", t0, cuts=cuts)
+        relaxed = _solve_qcqp_cvxpy(prob, gammas, omegas, "CLARABEL", t0, cuts=cuts, rows=rows)
         a, mix = relaxed.alpha, relaxed.mixture
         vg = add_cuts(a)
-        vc, _, v0 = constraint_values(prob, Mixture(gammas, mix.mu, np.zeros(0), np.zeros(0), mix.tau), a)
-        upper = float(max(np.max(vc, initial=-np.inf), np.max(vg), v0))  # alpha is feasible with this t
+        vc = (rows[0] @ a) ** 2 + (rows[1] @ a) ** 2 if rows is not None else np.zeros(0)  # Eq. (5), from the rows
+        upper = float(max(np.max(vc, initial=-np.inf), np.max(vg), float(a @ a)))  # alpha is feasible with this t
         if upper - relaxed.t <= CUTS_TOL * abs(relaxed.t):
             return QCQPSolution(upper, a, mix, time.perf_counter() - t0, solver="cuts", cuts=n)
     return None

@@ -118,7 +118,8 @@ def select_params(
                 done["partial"].append([scores[v] for v in path_values])
                 _write_checkpoint(checkpoint, done["folds"], errors, done["seconds"] + time.perf_counter() - t0,
                                   done["partial"])
-        if checkpoint is not None:  # (the finished fold replaces its partial record)
+        done["partial"] = []  # the finished fold replaces its partial record; the next fold starts empty
+        if checkpoint is not None:
             done["folds"].append([cells[-1] for cells in table.values()])
             _write_checkpoint(checkpoint, done["folds"], errors, done["seconds"] + time.perf_counter() - t0)
     means = {cell: float(np.mean(s)) for cell, s in table.items()}

@@ -31,7 +31,6 @@ class BundleResult:
     theta: np.ndarray  # the weights of the best lower bound
     lower: float  # J(theta): a certified lower bound on the maximum
     upper: float  # a certified upper bound on the maximum
-    state: object  # what the oracle returned with the best lower bound (e.g. alpha)
     cuts: int
     converged: bool
     states: list  # what the oracle returned at every cut
@@ -52,14 +51,14 @@ def level_bundle(oracle: Callable[[np.ndarray], tuple[float, np.ndarray, float, 
     theta = np.full(k, 1.0 / k) if start is None else np.asarray(start, float) / np.sum(start)
     cuts: list[np.ndarray] = []
     states: list = []
-    best, best_theta, best_state, upper = -np.inf, theta, None, np.inf
+    best, best_theta, upper = -np.inf, theta, np.inf
     for n in range(1, max_cuts + 1):
         value, q, primal, state = oracle(theta)
         cuts.append(np.asarray(q, float))
         states.append(state)
         upper = min(upper, float(primal))
         if value > best:
-            best, best_theta, best_state = float(value), theta.copy(), state
+            best, best_theta = float(value), theta.copy()
         unit = max(upper - best if np.isfinite(upper) else abs(best), 1e-300)  # the gap, the cuts' unit below
         Q = (np.array(cuts) - best) / unit  # M(theta) = L + unit * min_j theta^T Q_j
         lp = linprog(np.append(np.zeros(k), -1.0), A_ub=np.hstack([-Q, np.ones((len(Q), 1))]), b_ub=np.zeros(len(Q)),
@@ -69,12 +68,12 @@ def level_bundle(oracle: Callable[[np.ndarray], tuple[float, np.ndarray, float, 
             upper = min(upper, best + unit * -float(lp.fun))
         if upper - best <= tol * max(abs(best), 1e-300) and lp.status == 0:
             weights = np.maximum(-np.asarray(lp.ineqlin.marginals, float), 0.0)
-            return BundleResult(best_theta, best, upper, best_state, n, True, states, weights / weights.sum())
+            return BundleResult(best_theta, best, upper, n, True, states, weights / weights.sum())
         nxt = _project(best_theta, Q, level * (upper - best) / unit)
         theta = nxt if nxt is not None else (lp.x[:k] if lp.status == 0 else best_theta)
         theta = np.maximum(theta, 0.0)
         theta /= theta.sum()
-    return BundleResult(best_theta, best, upper, best_state, max_cuts, False, states, np.zeros(len(states)))
+    return BundleResult(best_theta, best, upper, max_cuts, False, states, np.zeros(len(states)))
 
 
 def _project(center: np.ndarray, Q: np.ndarray, level: float) -> np.ndarray | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import ROOT
 from tkbench.cli import app
 from tkbench.data import dataset_fingerprint, load_dataset, train_test_indices
-from tkbench.data.registry import registry
+from tkbench.data.registry import _class_codes, registry
 from tkbench.errors import ChecksumError, DatasetError
 
 EXPECTED = {  # name: (rows, features, +1 count or None for regression)
@@ -64,6 +65,22 @@ def test_multiclass_datasets(name):
     if name == "pendigits":
         assert len(classes) == 10 and found[0] == 780 + 363  # digit 0: training + test file
 
+
+
+@pytest.mark.parametrize("name", sorted(MULTICLASS))
+def test_multiclass_sets_as_class_code_regression(name):
+    """Option task: regression_codes (paper 002's reading): the same rows, the class's rank as a float target."""
+    codes = load_dataset(name, {"task": "regression_codes"})
+    classes = load_dataset(name)
+    assert codes.task == "regression" and codes.y.dtype == float
+    np.testing.assert_array_equal(codes.X, classes.X)
+    np.testing.assert_array_equal(codes.y, classes.y.astype(float))
+    assert codes.fingerprint != classes.fingerprint
+
+
+def test_class_codes_sort_numbers_as_numbers():
+    assert _class_codes(pd.Series(["10", "2", "7", "2"])).tolist() == [2.0, 0.0, 1.0, 0.0]
+    assert _class_codes(pd.Series(["b", "a", "c"])).tolist() == [1.0, 0.0, 2.0]
 
 def test_libsvm_format_and_dropped_columns():
     cpu = load_dataset("cpusmall")

@@ -10,6 +10,8 @@ A registry entry describes how the table becomes ``(X, y)``:
 - ``target``: the column to predict; ``drop``: columns that are neither target nor feature (ids);
 - ``positive``: target values that make the +1 class (binary classification, the other values are -1);
   or ``threshold: {op, value}``: +1 when ``target op value`` holds (``value: median`` uses the column median);
+- ``target_codes``: (regression) the target is a class label turned into its rank among the sorted labels,
+  0 .. k-1 (paper 002 regresses its multi-class labels scaled to [-1, 1]: option ``task: regression_codes``);
 - ``missing``: a token (such as ``?``) whose rows are dropped;
 - ``encode``: categorical columns mapped to numbers;
 - ``options``: named variants a config can pick (``liver: {label: drinks}``), each a set of field overrides;
@@ -219,6 +221,16 @@ def _label(values: pd.Series, spec: dict[str, Any]) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+def _class_codes(values: pd.Series) -> np.ndarray:
+    """``target_codes``: the class of each row as its rank among the sorted distinct labels (0 .. k-1), a float
+    regression target. Numeric labels sort as numbers (satimage's 1-5 and 7 become 0-5), others as text."""
+    text = values.astype(str).str.strip()
+    numeric = pd.to_numeric(text, errors="coerce")
+    keys = numeric if not numeric.isna().any() else text
+    codes, _ = pd.factorize(keys, sort=True)
+    return codes.astype(float)
+
+
 def read_realisation_members(spec: dict[str, Any], archive: Path) -> dict[str, bytes]:
     """The members of a realisations archive, each checked against the archive's SHA256SUMS listing, which is
     itself checked against the registry's ``checksums_sha256``."""
@@ -401,7 +413,12 @@ def load_dataset(name: str, options: dict[str, Any] | None = None) -> Dataset:
     features = [c for c in table.columns if c != target and c not in set(spec.get("drop") or [])]
     X = table[features].astype(float).to_numpy()
     task = spec["task"]
-    y = _label(table[target], spec) if task == "classification" else table[target].astype(float).to_numpy()
+    if task == "classification":
+        y = _label(table[target], spec)
+    elif spec.get("target_codes"):
+        y = _class_codes(table[target])
+    else:
+        y = table[target].astype(float).to_numpy()
     info = {
         "title": spec.get("title", name),
         "options": chosen,

@@ -123,3 +123,47 @@ def test_hgk_estimators_fit_predict_and_check_estimator():
         check_estimator(est)
     with pytest.raises(ValueError, match="M = 0"):
         HGKRegressor(M=0).fit(X, Y)
+
+
+def test_an_interrupted_hgk_fit_resumes_after_its_finished_candidates(tmp_path, monkeypatch):
+    """The per-candidate checkpoint: a fit killed during its second candidate continues after the first one, with
+    the uninterrupted fit's result; the files go when the fit ends; another problem's file is never loaded."""
+    from tkbench import HGKRegressor
+    from tkbench.learners import hgk as H
+
+    quick = {"L": 1, "M": 2, "N1": 20, "N2": 10, "N3": 2, "candidates": ["inhomogeneous", [[0, 1], [1, 2]]]}
+    full = HGKRegressor(**quick).fit(X, Y)
+    prefix = str(tmp_path / "run")
+    real, calls = A.optimise_weights, []
+
+    def dies_on_the_second_candidate(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the session ends
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(H, "optimise_weights", dies_on_the_second_candidate)
+    with pytest.raises(KeyboardInterrupt):
+        HGKRegressor(checkpoint=prefix, **quick).fit(X, Y)
+    assert (tmp_path / "run.cand0.npz").exists() and not (tmp_path / "run.cand1.npz").exists()
+
+    monkeypatch.setattr(H, "optimise_weights", lambda *a, **k: calls.append(1) or real(*a, **k))
+    calls.clear()
+    resumed = HGKRegressor(checkpoint=prefix, **quick).fit(X, Y)
+    assert len(calls) == 1  # only the second candidate ran again
+    assert resumed.resumed_["candidates"] == 1 and resumed.fit_seconds_before_resume_ > 0
+    assert [c["d3_risk"] for c in resumed.selection_] == [c["d3_risk"] for c in full.selection_]
+    np.testing.assert_array_equal(resumed.weights_, full.weights_)
+    np.testing.assert_allclose(resumed.predict(X), full.predict(X))
+    assert resumed.history_ == full.history_
+    assert not list(tmp_path.iterdir())  # finished: no state left
+
+    # a state of another problem (other targets) is not resumed
+    calls.clear()
+    monkeypatch.setattr(H, "optimise_weights", dies_on_the_second_candidate)
+    with pytest.raises(KeyboardInterrupt):
+        HGKRegressor(checkpoint=prefix, **quick).fit(X, Y)
+    monkeypatch.setattr(H, "optimise_weights", lambda *a, **k: calls.append(1) or real(*a, **k))
+    calls.clear()
+    other = HGKRegressor(checkpoint=prefix, **quick).fit(X, -Y)
+    assert len(calls) == 2 and other.resumed_ is None

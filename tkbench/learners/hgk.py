@@ -20,6 +20,14 @@ Architecture selection: ``architecture`` is one architecture (the config's CV gr
 and keeps the one with the least D3 error (``selection_`` lists each candidate's): 7 Algorithm 1 runs instead of
 the 5 x 7 + 1 of a 5-fold CV, the cheaper named reduction of issue 20.
 
+Checkpoint (``checkpoint``, a path prefix; the runner sets it for final fits as it does for TK): after each
+candidate's Algorithm 1 its result (weights, lambda, D3 risks, history, seconds) is saved to
+``<checkpoint>.cand<i>.npz``, keyed by the data and every parameter that defines the run; a fit killed with its
+session (one run of 7 candidates at 7000 rows is about 1.5 core-hours) continues at its next candidate. Every
+candidate starts its own random stream from ``random_state``, so a resumed fit is the uninterrupted one.
+``resumed_`` ({"candidates": k, "seconds": s} or None) and ``fit_seconds_before_resume_`` say what was loaded;
+the files are removed when the fit ends.
+
 Fitted attributes: ``weights_`` (one row per learned kernel: n_kernels x n_weights, gamma absorbed; one row
 unless ``multiclass="separate"``), ``lambda_`` (per kernel), ``architecture_`` (the resolved nested-list
 architecture; ``architecture_spec_`` as given, e.g. ``"depth2:8"``), ``selection_``, ``depth_``, ``history_`` (Algorithm 1's rounds per kernel), ``alpha_`` (the final SVM
@@ -37,7 +45,8 @@ from tkbench.kernels.hierarchical import Architecture, kernel, kernel_predict
 from tkbench.kernels.warmup import hierarchical_warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
-from tkbench.solvers.annealing import ls_svm_coefficients, optimise_weights
+from tkbench.solvers.annealing import HGKFitResult, ls_svm_coefficients, optimise_weights
+from tkbench.solvers.checkpoint import Checkpoint, fingerprint
 
 
 class _HGKBase(BaseEstimator):
@@ -51,12 +60,13 @@ class _HGKBase(BaseEstimator):
     ``lambdas`` (the SVM's regularisation grid on D1), ``gammas`` (the top-layer width grid on D1),
     ``step_scale`` (s: an annealing step multiplies one weight by exp(s z), z standard normal), ``multiclass``
     ("shared": one kernel for the one-vs-all problems; "separate": one per class), ``random_state`` (the D1 / D2 /
-    D3 split, annealing draws).
+    D3 split, annealing draws), ``checkpoint`` (a path prefix: finished candidates are saved there and a fit of the
+    same problem continues after them; see the module).
     """
 
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=(1e-4, 1e-3, 1e-2, 1e-1), gammas=(0.5, 1.0, 2.0), step_scale=0.3, multiclass="shared",
-                 candidates=None, random_state=0):
+                 candidates=None, random_state=0, checkpoint=None):
         self.architecture = architecture
         self.L = L
         self.M = M
@@ -69,6 +79,16 @@ class _HGKBase(BaseEstimator):
         self.multiclass = multiclass
         self.candidates = candidates
         self.random_state = random_state
+        self.checkpoint = checkpoint
+
+    def _candidate_checkpoint(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray]) -> Checkpoint | None:
+        """The state file of candidate ``index``: keyed by the data, the targets and every parameter of the run."""
+        if self.checkpoint is None:
+            return None
+        facts = {k: getattr(self, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
+                                                "multiclass", "random_state")}
+        key = fingerprint(X, *problems, spec=spec if isinstance(spec, str) else repr(spec), **facts)
+        return Checkpoint(f"{self.checkpoint}.cand{index}.npz", key)
 
     def _fit_targets(self, X: np.ndarray, targets: list[np.ndarray]) -> None:
         for name in ("L", "M", "N1", "N2", "N3"):
@@ -83,16 +103,30 @@ class _HGKBase(BaseEstimator):
         problems = [np.column_stack(targets)] if self.multiclass == "shared" else [t[:, None] for t in targets]
         problems = [t[:, 0] if t.shape[1] == 1 else t for t in problems]
         best, self.selection_ = None, []
-        for spec in candidates:
+        self.resumed_, self.fit_seconds_before_resume_ = None, 0.0
+        states = []
+        for index, spec in enumerate(candidates):
             arch = Architecture(spec, X.shape[1])
-            rng = np.random.default_rng(self.random_state)  # the same D1 / D2 / D3 for every candidate
-            t0 = time.perf_counter()
-            results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1), N2=int(self.N2),
-                                        N3=int(self.N3), lambdas=tuple(self.lambdas), gammas=tuple(self.gammas),
-                                        step_scale=float(self.step_scale), rng=rng) for t in problems]
+            state = self._candidate_checkpoint(index, spec, X, problems)
+            states.append(state)
+            loaded = None if state is None else state.load()
+            if loaded is not None:  # finished before an interruption
+                results, seconds = _results_from_state(*loaded)
+                self.fit_seconds_before_resume_ += seconds
+                self.resumed_ = {"candidates": index + 1, "seconds": self.fit_seconds_before_resume_}
+            else:
+                rng = np.random.default_rng(self.random_state)  # the same D1 / D2 / D3 for every candidate
+                t0 = time.perf_counter()
+                results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1),
+                                            N2=int(self.N2), N3=int(self.N3), lambdas=tuple(self.lambdas),
+                                            gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng)
+                           for t in problems]
+                seconds = time.perf_counter() - t0
+                if state is not None:
+                    state.save(*_state_of_results(results, seconds))
             d3 = float(np.mean([r.d3_risk for r in results]))
             self.selection_.append({"architecture": spec if isinstance(spec, str) else arch.describe(),
-                                    "d3_risk": d3, "seconds": time.perf_counter() - t0})
+                                    "d3_risk": d3, "seconds": seconds})
             if best is None or (not np.isnan(d3) and (np.isnan(best[0]) or d3 < best[0])):
                 best = (d3, spec, arch, results)
         _, spec, arch, results = best
@@ -106,6 +140,9 @@ class _HGKBase(BaseEstimator):
         self.history_ = [r.history for r in results]
         self.d3_risk_ = np.array([r.d3_risk for r in results])
         self.X_fit_ = X
+        for state in states:  # finished: the candidates' states are no longer needed
+            if state is not None:
+                state.clear()
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self, "weights_")
@@ -121,6 +158,29 @@ class _HGKBase(BaseEstimator):
                 "lambda": [float(v) for v in self.lambda_], "d3_risk": [float(v) for v in self.d3_risk_],
                 "rounds": int(sum(len(h) for h in self.history_)),
                 "architecture": self.architecture_spec_, "selection": list(self.selection_)}
+
+
+def _plain(value):
+    """JSON-able copy of a history entry's values (numpy scalars -> Python)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _state_of_results(results: list[HGKFitResult], seconds: float) -> tuple[dict, dict]:
+    arrays = {f"weights{k}": r.weights for k, r in enumerate(results)}
+    facts = {"seconds": seconds, "results": [{"lam": float(r.lam), "d3_risk": float(r.d3_risk),
+                                              "initial_d3_risk": float(r.initial_d3_risk),
+                                              "history": _plain(r.history)} for r in results]}
+    return arrays, facts
+
+
+def _results_from_state(arrays: dict, facts: dict) -> tuple[list[HGKFitResult], float]:
+    results = [HGKFitResult(arrays[f"weights{k}"], r["lam"], r["d3_risk"], r["initial_d3_risk"], r["history"])
+               for k, r in enumerate(facts["results"])]
+    return results, float(facts["seconds"])
 
 
 class HGKRegressor(RegressorMixin, _HGKBase):

@@ -167,3 +167,57 @@ def test_an_interrupted_hgk_fit_resumes_after_its_finished_candidates(tmp_path, 
     calls.clear()
     other = HGKRegressor(checkpoint=prefix, **quick).fit(X, -Y)
     assert len(calls) == 2 and other.resumed_ is None
+
+
+# the hinge-loss option (classification, labels +-1)
+LABELS = np.where(np.sin(3 * X[:, 0]) * X[:, 1] > 0, 1.0, -1.0)
+
+
+def test_hinge_risk_and_gradient_equal_a_recomputation_and_finite_differences():
+    X1, y1, X2, y2 = X[:40], LABELS[:40], X[40:], LABELS[40:]
+    w = ARCH.initial_weights() * 1.3
+    alpha = A.svm_coefficients(kernel(ARCH, w, X1), y1, 1e-2, "hinge")
+
+    def hinge(wts):
+        return float(np.mean(np.maximum(0.0, 1.0 - y2 * (kernel(ARCH, wts, X2, X1) @ alpha))))
+
+    risk, grad = A.risk_gradient(ARCH, w, X2, y2, X1, alpha, loss="hinge")
+    margins = y2 * (kernel(ARCH, w, X2, X1) @ alpha)
+    assert risk == pytest.approx(hinge(w)) and 0 < np.sum(margins < 1) < len(y2)  # both sides of the kink
+    h = 1e-7  # no margin within h * |dmargin| of 1 here, so the risk is smooth around w
+    for i in range(ARCH.n_weights):
+        e = np.zeros_like(w)
+        e[i] = h
+        assert grad[i] == pytest.approx((hinge(w + e) - hinge(w - e)) / (2 * h), rel=1e-4, abs=1e-8)
+    result = A.anneal(BlockState(ARCH, w, X2, X1), alpha, y2, 200, np.random.default_rng(0), loss="hinge")
+    assert result.risk == pytest.approx(hinge(result.weights))
+    descent = A.gradient_descent(ARCH, w, X2, y2, X1, alpha, 5, loss="hinge")
+    assert descent.risk == pytest.approx(hinge(descent.weights)) and descent.risk <= risk
+
+
+def test_algorithm_1_with_the_hinge_loss_and_the_hinge_classifier():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from tkbench import HGKClassifier, HGKRegressor
+
+    result = A.optimise_weights(ARCH, X, LABELS, L=2, M=2, N1=50, N2=30, N3=3, rng=np.random.default_rng(3),
+                                loss="hinge")
+    assert result.d3_risk <= result.initial_d3_risk
+    with pytest.raises(ValueError, match="-1 / \\+1"):
+        A.optimise_weights(ARCH, X, Y, loss="hinge")
+    quick = {"L": 1, "M": 1, "N1": 20, "N2": 10, "N3": 2, "loss": "hinge"}
+    clf = HGKClassifier(**quick).fit(X, LABELS)
+    assert np.mean(clf.predict(X) == LABELS) > 0.8
+    # the final model is the hinge SVM without offset on the chosen kernel: f = K alpha, alpha = a * y, 0 <= a <= C
+    K = kernel(Architecture(clf.architecture_, 3), clf.weights_[0], X)
+    C = 1.0 / (2.0 * clf.lambda_[0] * len(X))
+    a = clf.alpha_[:, 0] * LABELS
+    assert np.all(a >= -1e-12) and np.all(a <= C + 1e-12)
+    np.testing.assert_allclose(clf.decision_function(X), np.clip(K @ clf.alpha_[:, 0], -1, 1), atol=1e-10)
+    labels = np.digitize(X[:, 0], [-0.33, 0.33])
+    assert np.mean(HGKClassifier(**quick).fit(X, labels).predict(X) == labels) > 0.8  # one-vs-all
+    check_estimator(HGKClassifier(**quick))
+    with pytest.raises(ValueError, match="classification"):
+        HGKRegressor(loss="hinge").fit(X, Y)
+    with pytest.raises(ValueError, match="loss = 'l1'"):
+        HGKClassifier(loss="l1").fit(X, LABELS)

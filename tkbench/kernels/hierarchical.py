@@ -253,14 +253,17 @@ def factored_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z:
     A = np.asarray(A, float)
     g, _ = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
                          *arch.flat.arrays(), weights, np.ascontiguousarray(R.reshape(len(R), -1)),
-                         np.ascontiguousarray(A.reshape(len(A), -1)), False)
+                         np.ascontiguousarray(A.reshape(len(A), -1)), False, False)
     return g
 
 
 def risk_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, Y: np.ndarray,
-                      A: np.ndarray) -> tuple[float, np.ndarray]:
+                      A: np.ndarray, loss: str = "ls") -> tuple[float, np.ndarray]:
     """The least-squares risk mean((Y - k(X, Z) A)^2) (over points and outputs) and its gradient in the weights,
-    in one compiled pass over the block (Lemma 4.1; no m x m' matrix stored)."""
+    in one compiled pass over the block (Lemma 4.1; no m x m' matrix stored). ``loss="hinge"``: the hinge risk
+    mean(max(0, 1 - Y k(X, Z) A)) (Y in {-1, +1}) and its (sub)gradient, 0 where the margin is 1 or more."""
+    if loss not in ("ls", "hinge"):
+        raise ValueError(f"loss = {loss!r}: expected 'ls' or 'hinge'")
     from tkbench.kernels._hierarchical_numba import tree_gradient
 
     weights = _checked(arch, weights)
@@ -268,7 +271,8 @@ def risk_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z:
     A = np.asarray(A, float)
     Ym = np.ascontiguousarray(Y.reshape(len(Y), -1))
     g, sse = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
-                           *arch.flat.arrays(), weights, Ym, np.ascontiguousarray(A.reshape(len(A), -1)), True)
+                           *arch.flat.arrays(), weights, Ym, np.ascontiguousarray(A.reshape(len(A), -1)), True,
+                           loss == "hinge")
     return float(sse / Ym.size), g
 
 

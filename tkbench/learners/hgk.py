@@ -2,7 +2,8 @@
 
 Both learn the weights of a hierarchical Gaussian kernel (:mod:`tkbench.kernels.hierarchical`, architecture as a
 parameter) by Algorithm 1 (:mod:`tkbench.solvers.annealing`) and then, as in section 5, retrain the least-squares
-SVM with the chosen weights on the whole training part; decision values are clipped to [-1, 1].
+SVM (``loss="hinge"``: the hinge SVM without offset) with the chosen weights on the whole training part; decision
+values are clipped to [-1, 1].
 
 - ``HGKRegressor``: targets are expected in [-1, 1] (the paper scales labels so; in a config the family's
   target scaler ``minmax_pm1`` does it on the training targets, in Python the caller); predictions are clipped
@@ -45,7 +46,7 @@ from tkbench.kernels.hierarchical import Architecture, kernel, kernel_predict
 from tkbench.kernels.warmup import hierarchical_warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
-from tkbench.solvers.annealing import HGKFitResult, ls_svm_coefficients, optimise_weights
+from tkbench.solvers.annealing import HGKFitResult, optimise_weights, svm_coefficients
 from tkbench.solvers.checkpoint import Checkpoint, fingerprint
 
 
@@ -60,13 +61,14 @@ class _HGKBase(BaseEstimator):
     ``lambdas`` (the SVM's regularisation grid on D1), ``gammas`` (the top-layer width grid on D1),
     ``step_scale`` (s: an annealing step multiplies one weight by exp(s z), z standard normal), ``multiclass``
     ("shared": one kernel for the one-vs-all problems; "separate": one per class), ``random_state`` (the D1 / D2 /
-    D3 split, annealing draws), ``checkpoint`` (a path prefix: finished candidates are saved there and a fit of the
+    D3 split, annealing draws), ``loss`` ("ls": the least-squares SVM, the paper's Table 1; "hinge": the hinge
+    SVM without offset, classification only, :mod:`tkbench.solvers.hinge_svm`), ``checkpoint`` (a path prefix: finished candidates are saved there and a fit of the
     same problem continues after them; see the module).
     """
 
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=(1e-4, 1e-3, 1e-2, 1e-1), gammas=(0.5, 1.0, 2.0), step_scale=0.3, multiclass="shared",
-                 candidates=None, random_state=0, checkpoint=None):
+                 candidates=None, random_state=0, loss="ls", checkpoint=None):
         self.architecture = architecture
         self.L = L
         self.M = M
@@ -79,6 +81,7 @@ class _HGKBase(BaseEstimator):
         self.multiclass = multiclass
         self.candidates = candidates
         self.random_state = random_state
+        self.loss = loss
         self.checkpoint = checkpoint
 
     def _candidate_checkpoint(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray]) -> Checkpoint | None:
@@ -86,7 +89,7 @@ class _HGKBase(BaseEstimator):
         if self.checkpoint is None:
             return None
         facts = {k: getattr(self, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
-                                                "multiclass", "random_state")}
+                                                "multiclass", "random_state", "loss")}
         key = fingerprint(X, *problems, spec=spec if isinstance(spec, str) else repr(spec), **facts)
         return Checkpoint(f"{self.checkpoint}.cand{index}.npz", key)
 
@@ -94,6 +97,10 @@ class _HGKBase(BaseEstimator):
         for name in ("L", "M", "N1", "N2", "N3"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)!r}: expected an integer >= 1 (Algorithm 1)")
+        if self.loss not in ("ls", "hinge"):
+            raise ValueError(f"loss = {self.loss!r}: expected 'ls' or 'hinge'")
+        if self.loss == "hinge" and not isinstance(self, ClassifierMixin):
+            raise ValueError("loss = 'hinge' is for classification (HGKClassifier); HGKRegressor uses 'ls'")
         if self.multiclass not in ("shared", "separate"):
             raise ValueError(f"multiclass = {self.multiclass!r}: expected 'shared' or 'separate'")
         candidates = [self.architecture] if self.candidates is None else list(self.candidates)
@@ -119,7 +126,8 @@ class _HGKBase(BaseEstimator):
                 t0 = time.perf_counter()
                 results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1),
                                             N2=int(self.N2), N3=int(self.N3), lambdas=tuple(self.lambdas),
-                                            gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng)
+                                            gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
+                                            loss=self.loss)
                            for t in problems]
                 seconds = time.perf_counter() - t0
                 if state is not None:
@@ -135,7 +143,7 @@ class _HGKBase(BaseEstimator):
         self.depth_ = arch.depth
         self.weights_ = np.vstack([r.weights for r in results])
         self.lambda_ = np.array([r.lam for r in results])
-        self.alpha_ = np.hstack([ls_svm_coefficients(kernel(arch, r.weights, X), t, r.lam).reshape(len(X), -1)
+        self.alpha_ = np.hstack([svm_coefficients(kernel(arch, r.weights, X), t, r.lam, self.loss).reshape(len(X), -1)
                                  for r, t in zip(results, problems, strict=True)])
         self.history_ = [r.history for r in results]
         self.d3_risk_ = np.array([r.d3_risk for r in results])

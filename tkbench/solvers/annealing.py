@@ -28,6 +28,13 @@ Where the paper is silent, our choices (tested):
   is not a local minimum, so it is gradient descent;
 - the D3 error is the least-squares error of the SVM on D1 (alpha fixed) on D3, unclipped like the objective;
 - fewer rows than the three parts need (fewer than about 5): the initial weights and the smallest lambda.
+
+The hinge loss (``loss="hinge"``, classification, labels +-1; the issue's option, the paper's Table 1 uses the
+least-squares loss): the SVM of step 3 is the hinge SVM (9) without offset (:mod:`tkbench.solvers.hinge_svm`),
+and every risk of Algorithm 1 (step 3's grid search on D2, the objective (11) for annealing and gradient descent,
+the D3 error) is the mean hinge loss max(0, 1 - y f) of the unclipped f = k_W(., D1) alpha. The hinge loss is not
+differentiable at a margin of 1; gradient descent uses the subgradient that is 0 there (derivative -y below 1),
+and its Armijo-Goldstein backtracking still only accepts steps that decrease the risk.
 """
 from __future__ import annotations
 
@@ -63,6 +70,23 @@ def scaled_top(arch: Architecture, weights: np.ndarray, gamma: float) -> np.ndar
     return out
 
 
+def risk_of(y: np.ndarray, F: np.ndarray, loss: str = "ls") -> float:
+    """The mean loss of decision values F on labels y (over points and outputs): (y - F)^2, or the hinge loss
+    max(0, 1 - y F)."""
+    if loss == "hinge":
+        return float(np.mean(np.maximum(0.0, 1.0 - y * F)))
+    return float(np.mean((y - F) ** 2))
+
+
+def svm_coefficients(K: np.ndarray, y: np.ndarray, lam: float, loss: str = "ls") -> np.ndarray:
+    """The inner SVM (9) without offset on kernel K: f = K coefficients (least-squares or hinge loss)."""
+    if loss == "hinge":
+        from tkbench.solvers.hinge_svm import hinge_svm
+
+        return hinge_svm(K, y, lam).coef
+    return ls_svm_coefficients(K, y, lam)
+
+
 def annealing_accepts(delta: float, risk: float, step: int, n_steps: int, r: float) -> bool:
     """The acceptance rule of section 4: Delta < 0, or r < 0.5 exp(-(100 i / sqrt(N)) Delta / R_i)."""
     if delta < 0:
@@ -81,17 +105,17 @@ class AnnealingResult:
 
 
 def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, rng: np.random.Generator,
-           step_scale: float = 0.3) -> AnnealingResult:
-    """N annealing steps on R_{L,D2} = mean((y2 - K alpha)^2), K = the state's block k_W(D2, D1)."""
+           step_scale: float = 0.3, loss: str = "ls") -> AnnealingResult:
+    """N annealing steps on R_{L,D2} = mean loss of K alpha on y2 (K = the state's block k_W(D2, D1))."""
     alpha = np.ascontiguousarray(alpha, float)
-    risk = float(np.mean((y2 - state.kernel @ alpha) ** 2))
+    risk = risk_of(y2, state.kernel @ alpha, loss)
     accepted = 0
     for i in range(1, n_steps + 1):
         if accepted and accepted % REFRESH_EVERY == 0:
             state.refresh()  # the incremental products drift by rounding
         index = int(rng.integers(state.arch.n_weights))
         value = float(state.weights[index] * math.exp(step_scale * rng.normal()))
-        new_risk = float(np.mean((y2 - state.propose_predict(index, value, alpha)) ** 2))
+        new_risk = risk_of(y2, state.propose_predict(index, value, alpha), loss)
         if annealing_accepts(new_risk - risk, risk, i, n_steps, float(rng.random())):
             state.commit()
             risk = new_risk
@@ -100,13 +124,13 @@ def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, r
 
 
 def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
-                  alpha: np.ndarray) -> tuple[float, np.ndarray]:
+                  alpha: np.ndarray, loss: str = "ls") -> tuple[float, np.ndarray]:
     """R_{L,D2} and its gradient in W: dR/dtheta = -(2/m2) (y2 - f)^T (dK/dtheta) alpha (Lemma 4.1 for dK),
     contracted without storing dK/dtheta per weight (memory O(depth x m2 x m1)). With k outputs (y2: m2 x k,
     alpha: m1 x k; one-vs-all problems sharing the kernel) R is the mean over points and outputs and the
     contraction weight is -(2 / (m2 k)) (Y2 - F) alpha^T. One compiled pass over the block (a row's residual
-    needs only that row), no m2 x m1 matrix stored."""
-    return risk_and_gradient(arch, weights, X2, X1, y2, alpha)
+    needs only that row), no m2 x m1 matrix stored. ``loss="hinge"``: the hinge risk and its subgradient."""
+    return risk_and_gradient(arch, weights, X2, X1, y2, alpha, loss)
 
 
 @dataclass
@@ -119,13 +143,14 @@ class DescentResult:
 
 def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
                      alpha: np.ndarray, n_steps: int, *, eta0: float = 1.0, c: float = 1e-4,
-                     shrink: float = 0.5, max_backtracks: int = 30, gtol: float = 1e-10) -> DescentResult:
+                     shrink: float = 0.5, max_backtracks: int = 30, gtol: float = 1e-10,
+                     loss: str = "ls") -> DescentResult:
     """N3 steps W <- W - eta grad R_{L,D2}, eta by backtracking (from ``eta0``, halving) to the Armijo-Goldstein
     condition R(W - eta g) <= R(W) - c eta ||g||^2; stops at a local minimum (no step decreases R, or
     ||g|| <= gtol). Each trial point is evaluated with its gradient in the same compiled pass, so an accepted
     trial needs no second pass (the first trial is accepted in almost every step: one pass per step)."""
     w = np.array(weights, float)
-    risk, grad = risk_gradient(arch, w, X2, y2, X1, alpha)
+    risk, grad = risk_gradient(arch, w, X2, y2, X1, alpha, loss)
     for step in range(n_steps):
         g2 = float(grad @ grad)
         if g2 <= gtol ** 2:
@@ -133,7 +158,7 @@ def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2
         eta = eta0
         for _ in range(max_backtracks):
             trial = w - eta * grad
-            trial_risk, trial_grad = risk_gradient(arch, trial, X2, y2, X1, alpha)
+            trial_risk, trial_grad = risk_gradient(arch, trial, X2, y2, X1, alpha, loss)
             if trial_risk <= risk - c * eta * g2:
                 break
             eta *= shrink
@@ -152,16 +177,16 @@ class HGKFitResult:
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
-def select_lambda_gamma(arch: Architecture, weights: np.ndarray, X1, y1, X2, y2, lambdas, gammas):
-    """Step 3's grid search: (lambda, gamma) with the least LS error on D2 of the SVM trained on D1."""
+def select_lambda_gamma(arch: Architecture, weights: np.ndarray, X1, y1, X2, y2, lambdas, gammas, loss: str = "ls"):
+    """Step 3's grid search: (lambda, gamma) with the least error (the loss's) on D2 of the SVM trained on D1."""
     best = None
     for gamma in gammas:
         w = scaled_top(arch, weights, gamma)
         K11 = kernel(arch, w, X1)
         K21 = kernel(arch, w, X2, X1)
         for lam in lambdas:
-            alpha = ls_svm_coefficients(K11, y1, lam)
-            risk = float(np.mean((y2 - K21 @ alpha) ** 2))
+            alpha = svm_coefficients(K11, y1, lam, loss)
+            risk = risk_of(y2, K21 @ alpha, loss)
             if best is None or risk < best[0]:
                 best = (risk, lam, gamma, w, alpha)
     return best
@@ -170,11 +195,15 @@ def select_lambda_gamma(arch: Architecture, weights: np.ndarray, X1, y1, X2, y2,
 def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int = 10, M: int = 15,
                      N1: int = 1000, N2: int = 500, N3: int = 10, lambdas=(1e-4, 1e-3, 1e-2, 1e-1),
                      gammas=(0.5, 1.0, 2.0), step_scale: float = 0.3, rng: np.random.Generator | None = None,
-                     weights: np.ndarray | None = None) -> HGKFitResult:
+                     weights: np.ndarray | None = None, loss: str = "ls") -> HGKFitResult:
     """Algorithm 1 on the training part (X, y), labels in [-1, 1]; y a vector, or an (n, k) matrix of k outputs
     sharing one kernel (the one-vs-all problems of a multi-class set: every risk is then the mean over points and
     outputs). Returns the weights with the least D3 error (gamma absorbed), never worse on D3 than the initial
-    weights (they are the first candidate)."""
+    weights (they are the first candidate). ``loss``: "ls" (the paper's) or "hinge" (labels +-1; see the module)."""
+    if loss not in ("ls", "hinge"):
+        raise ValueError(f"loss = {loss!r}: expected 'ls' or 'hinge'")
+    if loss == "hinge" and not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("loss = 'hinge' needs labels -1 / +1")
     rng = rng or np.random.default_rng(0)
     n = len(y)
     order = rng.permutation(n)
@@ -187,19 +216,19 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                             [{"round": 0, "step": "none", "note": f"{n} rows: too few for the D1/D2/D3 split"}])
 
     def d3_risk(wts: np.ndarray, X1: np.ndarray, alpha: np.ndarray) -> float:
-        return float(np.mean((y3 - kernel_predict(arch, wts, X3, X1, alpha)) ** 2))
+        return risk_of(y3, kernel_predict(arch, wts, X3, X1, alpha), loss)
 
     history: list[dict[str, Any]] = []
     best_w, best_risk, best_lam, initial = None, math.inf, None, None
     for outer in range(M):
         p1, p2 = part12[:n1], part12[n1:]
         X1, y1, X2, y2 = X[p1], y[p1], X[p2], y[p2]
-        risk2, lam, gamma, w, alpha = select_lambda_gamma(arch, w, X1, y1, X2, y2, lambdas, gammas)
+        risk2, lam, gamma, w, alpha = select_lambda_gamma(arch, w, X1, y1, X2, y2, lambdas, gammas, loss)
         if initial is None:
             initial = d3_risk(w, X1, alpha)
             best_w, best_risk, best_lam = w.copy(), initial, lam
         state = BlockState(arch, w, X2, X1)
-        result = anneal(state, alpha, y2, N1, rng, step_scale)
+        result = anneal(state, alpha, y2, N1, rng, step_scale, loss)
         w = result.weights
         history.append({"round": outer, "step": "anneal", "lambda": lam, "gamma": gamma, "d2": result.risk,
                         "accepted": result.accepted})
@@ -207,12 +236,12 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
         for _ in range(L):
             if local_minimum:
                 state = BlockState(arch, w, X2, X1)
-                result = anneal(state, alpha, y2, N2, rng, step_scale)
+                result = anneal(state, alpha, y2, N2, rng, step_scale, loss)
                 w, d2 = result.weights, result.risk
                 local_minimum = False
                 history.append({"round": outer, "step": "anneal", "d2": d2, "accepted": result.accepted})
             else:
-                descent = gradient_descent(arch, w, X2, y2, X1, alpha, N3)
+                descent = gradient_descent(arch, w, X2, y2, X1, alpha, N3, loss=loss)
                 w, d2, local_minimum = descent.weights, descent.risk, descent.local_minimum
                 history.append({"round": outer, "step": "descent", "d2": d2, "steps": descent.steps,
                                 "local_minimum": local_minimum})

@@ -25,7 +25,7 @@ run: install
 
 ## the test suite (what CI runs); benchmarks are excluded
 test: install
-	$(BIN)/python -m pytest -m "not benchmark" -p no:cacheprovider
+	$(BIN)/python -m pytest -m "not benchmark" -p no:cacheprovider --durations=15
 
 ## the smoke run gated against its committed baseline (CI runs this after the tests)
 smoke-check: install

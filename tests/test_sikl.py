@@ -340,6 +340,32 @@ def test_the_svm_cascade_polishes_a_medium_libsvm_start_before_a_tight_solve(mon
     np.testing.assert_allclose(alpha, ref, atol=1e-5)
 
 
+
+def test_when_libsvms_cascade_does_not_certify_clarabel_answers_not_libsvm_at_1e_10(monkeypatch):
+    """The last resort is the interior point on the rank-2 form, then the exact step from its answer (LIBSVM at
+    1e-10 took 16-88 s per call in the hard-margin regime); the answer is the same optimum."""
+    X, y = _data(l=60)
+    mix = sip.Mixture(np.random.default_rng(22).standard_normal((4, 3)), np.array([0.3, 0.2, 0.2, 0.1]),
+                      np.zeros(0), np.zeros(0), 0.05)
+    prob = sip.Problem(X, y, beta=0.1, eta=0.03, C=math.inf, cosines=True, gaussians=False)
+    ref, v_ref = sip.solve_svm_qp(prob, mix, method="clarabel")
+    tols, starts, real_polish, real_libsvm = [], [], sip.polish, sip._libsvm_alpha
+
+    def libsvm(prob, K, tol, max_iter=-1):
+        tols.append(tol)
+        return real_libsvm(prob, K, tol, max_iter)
+
+    def polish_refusing_libsvm_starts(Q, y, start, C=math.inf, max_iter=50):
+        starts.append(start)
+        return None if len(starts) <= 2 else real_polish(Q, y, start, C, max_iter=max_iter)
+
+    monkeypatch.setattr(sip, "_libsvm_alpha", libsvm)
+    monkeypatch.setattr(sip, "polish", polish_refusing_libsvm_starts)
+    alpha, value = sip.solve_svm_qp(prob, mix, method="libsvm")
+    assert tols == [sip.LIBSVM_LOOSE_TOL, 1e-6] and len(starts) == 3  # no third LIBSVM run; polish from Clarabel
+    assert value == pytest.approx(v_ref, rel=1e-7)
+    np.testing.assert_allclose(alpha, ref, atol=1e-5)
+
 def test_local_adaptation_increases_J():
     X, y = _data(l=40)
     prob = sip.Problem(X, y, beta=0.2, eta=0.03, C=math.inf, cosines=True, gaussians=False)

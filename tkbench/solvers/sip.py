@@ -36,7 +36,8 @@ Choices where the paper is silent (each is a parameter):
   paper solves (27) by MOSEK; here LIBSVM on the one l x l matrix (up to 4000 rows, 10-20 times faster) or
   Clarabel on the rank-2 form (O(l m) memory), both checked against each other and cvxpy. Consecutive
   evaluations are close: each first tries the exact active-set polish from the previous evaluation's alpha, and
-  runs LIBSVM only when that does not certify (same certified answer, see :func:`solve_svm_qp`). In (29)
+  runs LIBSVM only when that does not certify, and Clarabel when LIBSVM's cascade does not (same certified
+  answer, see :func:`solve_svm_qp`). In (29)
   the printed sum uses c_j, s_j inside the sum over i; the derivative of J has c_i, s_i (the gradient test checks
   this against finite differences).
 - t^(i) is J at the adapted point, which is the value of P_tau at the adapted atoms with the adapted weights;
@@ -349,7 +350,7 @@ SVM_SOLVERS = ("auto", "libsvm", "clarabel")
 LIBSVM_MAX_ROWS = 4000  # "auto" forms the l x l matrix for LIBSVM up to this many training rows
 LIBSVM_LOOSE_TOL = 1e-3  # LIBSVM's stopping tolerance before the active-set polish
 # (tol, SMO iterations per training row (at least 100 rows), polish steps): LIBSVM then the exact active-set
-# step, at a loose and then a medium tolerance, before LIBSVM at 1e-10. With a tiny learned tau (heart, beta = 0.3: 2e-9) the step from
+# step, at a loose and then a medium tolerance, before Clarabel (and the step from its answer). With a tiny learned tau (heart, beta = 0.3: 2e-9) the step from
 # the loose start can need 75-1585 iterations where from the 1e-6 start it certifies in a few; LIBSVM at 1e-10 took
 # 0.2-3.7 s on those 170-row problems, at 1e-6 0.02-0.1 s.
 LIBSVM_CASCADE = ((LIBSVM_LOOSE_TOL, 100, 50), (1e-6, 1000, 200))
@@ -395,10 +396,14 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
         if alpha is not None:
             return alpha, _qp_value(mixture, F, Qa, alpha)
     if method == "libsvm" or (method == "auto" and l <= LIBSVM_MAX_ROWS):
-        alpha = _svm_libsvm(prob, Q if Q is not None else _formed_q(mixture, F, Qa))
+        Q = Q if Q is not None else _formed_q(mixture, F, Qa)
+        alpha = _svm_libsvm(prob, Q)
         if alpha is not None:
             return alpha, _qp_value(mixture, F, Qa, alpha)
     alpha = _svm_clarabel(prob, mixture, F, Qa, tol)
+    if Q is not None:  # LIBSVM's cascade did not certify: the exact step from the interior point's answer
+        exact = polish(Q, prob.y, alpha, prob.C, max_iter=LIBSVM_CASCADE[-1][2])
+        alpha = exact if exact is not None else alpha
     return alpha, _qp_value(mixture, F, Qa, alpha)
 
 
@@ -421,10 +426,15 @@ def _formed_q(mixture: Mixture, F: np.ndarray, Qa: np.ndarray | None) -> np.ndar
 
 def _svm_libsvm(prob: Problem, Q: np.ndarray) -> np.ndarray | None:
     """(27) by LIBSVM on the precomputed kernel Q (k + tau delta, signs removed); None when the hard-margin bound
-    was reached (the caller then uses Clarabel). LIBSVM runs at a loose tolerance and
-    :func:`tkbench.solvers.active_set.polish` makes its answer exact (KKT-certified); when polishing fails, the
-    same at 1e-6 (``LIBSVM_CASCADE``), and when that fails too, LIBSVM at tol = 1e-10. On an ill-conditioned Q
-    (tiny learned tau) this is 10-40 times faster than SMO at 1e-10 and at least as accurate."""
+    was reached or nothing certified (the caller then uses Clarabel, and polishes its answer). LIBSVM runs at a
+    loose tolerance and :func:`tkbench.solvers.active_set.polish` makes its answer exact (KKT-certified); when
+    polishing fails, the same at 1e-6 (``LIBSVM_CASCADE``). On an ill-conditioned Q (tiny learned tau) this is
+    10-40 times faster than SMO at 1e-10 and at least as accurate.
+
+    When neither certifies, the last resort used to be LIBSVM at 1e-10; in the hard-margin regime (German, beta =
+    0.3: tau ~ 1e-5, Q of rank <= 2m < l) that took 16-88 s per call (92 % of a 374 s fit, cProfile, 2026-11-26),
+    where the interior point on the rank-2 form takes 0.6-1.1 s for the same optimum (to 1e-9 relative, checked
+    on 40 such calls)."""
     l = prob.l  # noqa: E741
     K = Q * np.outer(prob.y, prob.y)
     for tol, per_row, steps in LIBSVM_CASCADE:
@@ -433,7 +443,7 @@ def _svm_libsvm(prob: Problem, Q: np.ndarray) -> np.ndarray | None:
             alpha = polish(Q, prob.y, start, prob.C, max_iter=steps)
             if alpha is not None:
                 return alpha
-    return _libsvm_alpha(prob, K, 1e-10)
+    return None
 
 
 def _libsvm_alpha(prob: Problem, K: np.ndarray, tol: float, max_iter: int = -1) -> np.ndarray | None:

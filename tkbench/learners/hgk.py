@@ -97,8 +97,6 @@ class _HGKBase(BaseEstimator):
         for name in ("L", "M", "N1", "N2", "N3"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)!r}: expected an integer >= 1 (Algorithm 1)")
-        if self.loss not in ("ls", "hinge"):
-            raise ValueError(f"loss = {self.loss!r}: expected 'ls' or 'hinge'")
         if self.loss == "hinge" and not isinstance(self, ClassifierMixin):
             raise ValueError("loss = 'hinge' is for classification (HGKClassifier); HGKRegressor uses 'ls'")
         if self.multiclass not in ("shared", "separate"):
@@ -168,20 +166,11 @@ class _HGKBase(BaseEstimator):
                 "architecture": self.architecture_spec_, "selection": list(self.selection_)}
 
 
-def _plain(value):
-    """JSON-able copy of a history entry's values (numpy scalars -> Python)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _state_of_results(results: list[HGKFitResult], seconds: float) -> tuple[dict, dict]:
     arrays = {f"weights{k}": r.weights for k, r in enumerate(results)}
     facts = {"seconds": seconds, "results": [{"lam": float(r.lam), "d3_risk": float(r.d3_risk),
                                               "initial_d3_risk": float(r.initial_d3_risk),
-                                              "history": _plain(r.history)} for r in results]}
+                                              "history": r.history} for r in results]}
     return arrays, facts
 
 

@@ -30,6 +30,15 @@ def fingerprint(*arrays: np.ndarray, **facts: Any) -> str:
     return h.hexdigest()
 
 
+def _json_value(value: Any) -> Any:
+    """numpy scalars and arrays in a state's facts (an iteration history, say) as plain JSON values."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
 class Checkpoint:
     """The state file of one solve: ``load()`` (None when absent or another problem's), ``save(arrays, facts)``,
     ``clear()`` (after the solve has finished)."""
@@ -58,7 +67,8 @@ class Checkpoint:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as fh:
-                np.savez(fh, __facts__=np.array(json.dumps({**facts, "__problem__": self.problem})), **arrays)
+                np.savez(fh, __facts__=np.array(json.dumps({**facts, "__problem__": self.problem},
+                                                             default=_json_value)), **arrays)
             os.replace(tmp, self.path)
         except OSError as exc:
             self.failed = True

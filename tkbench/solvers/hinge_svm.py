@@ -87,5 +87,6 @@ def hinge_svm(K: np.ndarray, y: np.ndarray, lam: float, *, tol: float = 1e-6, ma
         epochs = max(epochs, int(n_epochs))
         worst = max(worst, float(violation))
         ok = ok and violation <= tol
-    shape = (lambda v: v[0]) if Y.ndim == 1 else (lambda v: np.column_stack(v))
-    return HingeSVMResult(shape(coefs), shape(duals), epochs, worst, ok)
+    if Y.ndim == 1:
+        return HingeSVMResult(coefs[0], duals[0], epochs, worst, ok)
+    return HingeSVMResult(np.column_stack(coefs), np.column_stack(duals), epochs, worst, ok)

@@ -401,7 +401,7 @@ def solve_svm_qp(prob: Problem, mixture: Mixture, *, Vc: np.ndarray | None = Non
         if alpha is not None:
             return alpha, _qp_value(mixture, F, Qa, alpha)
     alpha = _svm_clarabel(prob, mixture, F, Qa, tol)
-    if Q is not None:  # LIBSVM's cascade did not certify: the exact step from the interior point's answer
+    if Q is not None:  # Q is formed (LIBSVM's cascade failed, or the warm step had Gaussians): make it exact
         exact = polish(Q, prob.y, alpha, prob.C, max_iter=LIBSVM_CASCADE[-1][2])
         alpha = exact if exact is not None else alpha
     return alpha, _qp_value(mixture, F, Qa, alpha)

@@ -232,6 +232,36 @@ def test_level_bundle_certifies_the_maximum_of_a_piecewise_linear_function():
     assert res.cut_weights.sum() == pytest.approx(1.0) and np.all(res.cut_weights >= 0)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_level_bundle_projection_equals_cvxpy(seed):
+    """The bundle's projection onto {theta in simplex: Q theta >= level} (least-distance programming by NNLS)
+    equals cvxpy's (Clarabel) to 1e-6 with the center outside the set, is the center when it is inside, and
+    reports an empty level set as None."""
+    import cvxpy as cp
+
+    from tkbench.solvers.level_bundle import _project
+
+    rng = np.random.default_rng(seed)
+    k, n = 3 + 4 * seed, 10 + 30 * seed
+    Q = rng.standard_normal((n, k)) * 10.0 ** (seed - 1)
+    center = rng.dirichlet(np.ones(k))
+    top_theta = cp.Variable(k, nonneg=True)  # the largest level the simplex reaches
+    top = cp.Problem(cp.Maximize(cp.min(Q @ top_theta)), [cp.sum(top_theta) == 1]).solve(solver="CLARABEL")
+    low = float(np.min(Q @ center))
+    assert top > low + 1e-3 * abs(top)
+    level = 0.5 * (top + low)  # the center is outside the level set, which is not empty
+    theta = cp.Variable(k, nonneg=True)
+    cp.Problem(cp.Minimize(cp.sum_squares(theta - center)), [cp.sum(theta) == 1, Q @ theta >= level]).solve(
+        solver="CLARABEL")
+    got = _project(center, Q, level)
+    assert got is not None
+    assert np.allclose(got, theta.value, atol=1e-6)
+    assert got.sum() == pytest.approx(1.0) and got.min() >= -1e-9
+    assert np.min(Q @ got) >= level - 1e-7 * (abs(level) + np.abs(Q).max())
+    assert np.allclose(_project(center, Q, low - 1.0), center, atol=1e-12)
+    assert _project(center, Q, top + 1e-3 * abs(top) + 1e-3) is None
+
+
 @pytest.mark.parametrize("method", ["clarabel", "libsvm"])
 def test_intermediate_svm_matches_cvxpy_and_libsvm(method):
     """Problem (27) by Clarabel in rank-2 form against cvxpy with the full matrix; the classifier against LIBSVM

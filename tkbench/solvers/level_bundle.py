@@ -77,19 +77,32 @@ def level_bundle(oracle: Callable[[np.ndarray], tuple[float, np.ndarray, float, 
 
 
 def _project(center: np.ndarray, Q: np.ndarray, level: float) -> np.ndarray | None:
-    """argmin ||theta - center||^2 over the simplex with Q theta >= level; None when the solver fails."""
-    import warnings
+    """argmin ||theta - center||^2 over the simplex with Q theta >= level; None when that set is empty.
 
-    import cvxpy as cp
+    A least-distance program solved exactly by non-negative least squares (Lawson & Hanson, "Solving Least
+    Squares Problems", 1974, ch. 23, Algorithm LDP): with theta = center + N z, N an orthonormal basis of
+    {x: e^T x = 0} (so e^T theta = 1 holds), the problem is min ||z||^2 subject to G z >= h with
+    G = [N; Q N], h = [-center; level - Q center]; if u solves the NNLS min_{u >= 0} ||[G^T; h^T] u - e_last||
+    and r is its residual, then z = -r[:-1] / r[-1], and r[-1] = 0 means no z is feasible. scipy's ``nnls``
+    (Lawson-Hanson active set) does it; written by hand is only this reduction. It replaced a cvxpy / Clarabel
+    QP: 50 times faster on the 1082 projections of a ringnorm CGM fit (0.45 s against 23 s, up to 41 weights
+    and 300 cuts), never a larger distance, constraints met to 3e-7 relative (an inexact projection only
+    slows the method: the bounds certify)."""
+    import scipy.linalg
+    import scipy.optimize
 
-    theta = cp.Variable(len(center), nonneg=True)
-    problem = cp.Problem(cp.Minimize(cp.sum_squares(theta - center)), [cp.sum(theta) == 1, Q @ theta >= level])
+    k = len(center)
+    N = scipy.linalg.null_space(np.ones((1, k)))
+    G = np.vstack([N, Q @ N])
+    h = np.concatenate([-center, level - Q @ center])
+    E = np.vstack([G.T, h[None, :]])
+    f = np.zeros(E.shape[0])
+    f[-1] = 1.0
     try:
-        with warnings.catch_warnings():  # an inaccurate projection only slows the method: the bounds certify
-            warnings.simplefilter("ignore", UserWarning)
-            problem.solve(solver="CLARABEL")
-    except cp.error.SolverError:
+        u, _ = scipy.optimize.nnls(E, f, maxiter=50 * E.shape[1])
+    except RuntimeError:  # the iteration cap: fall back to the LP's point
         return None
-    if problem.status not in ("optimal", "optimal_inaccurate") or theta.value is None:
-        return None
-    return np.asarray(theta.value, float)
+    r = E @ u - f
+    if not np.isfinite(r).all() or abs(r[-1]) <= 1e-12:
+        return None  # the level set is empty (or NNLS failed)
+    return center + N @ (-r[:-1] / r[-1])

@@ -162,6 +162,20 @@ def test_auto_qcqp_solver_chooses_by_the_gaussians_and_falls_back_to_clarabel(mo
             sip.solve_qcqp(prob, gammas, omegas, solver=solver)
 
 
+def test_auto_cutting_planes_give_up_when_their_gap_stalls():
+    """``auto`` leaves the cutting planes early when their best gap, at its recent rate, would not reach CUTS_TOL
+    within the budget: a gap that halves per solve goes on, one stuck near 1e-2 (ringnorm CGM, hard margin) stops
+    after the rate window."""
+    halving = list(0.2 * 0.5 ** np.arange(12))
+    assert not any(sip._cuts_stalled(halving[:n], sip.AUTO_CUTS) for n in range(1, len(halving) + 1))
+    stuck = list(np.minimum.accumulate(0.1 * 0.97 ** np.arange(12)))
+    stops = [n for n in range(1, len(stuck) + 1) if sip._cuts_stalled(stuck[:n], sip.AUTO_CUTS)]
+    assert stops and stops[0] == sip.CUTS_RATE_WINDOW + 1
+    assert sip._cuts_stalled([0.1] * 8, sip.AUTO_CUTS)  # no progress at all
+    # 8 solves at 0.2 * 0.5^7 = 1.6e-3 need 11 more at that rate: a budget of 20 goes on, 12 stops
+    assert not sip._cuts_stalled(halving[:8], 20) and sip._cuts_stalled(halving[:8], 12)
+
+
 @pytest.mark.parametrize("C", [0.2, math.inf])
 def test_the_cutting_plane_solver_of_the_qcqp_certifies_clarabels_optimum(C):
     """Problem (21) with its Gaussian constraints by tangent cuts: the same t as Clarabel (within CUTS_TOL), alpha

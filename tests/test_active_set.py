@@ -89,3 +89,30 @@ def test_polish_on_the_rank_2_form_equals_the_dense_one(C):
     np.testing.assert_allclose(a_op, a_dense, atol=1e-10)
     ref = _cvxpy(dense, y, C)
     assert a_op @ dense @ a_op <= ref @ dense @ ref * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(("tau", "C"), [(1e-1, math.inf), (1e-3, math.inf), (1e-2, 0.05), (1e-4, math.inf)])
+def test_woodbury_solve_of_the_free_system_equals_the_dense_one(tau, C):
+    """Many free points, few factor rows (the soft margin of a large training set): the Woodbury solve of the KKT
+    system equals the dense one, and the polish's answer on the operator equals the dense polish's (cvxpy's
+    optimum or better)."""
+    from tkbench.solvers import active_set
+
+    F, y = _factors(300, 6, seed=9)
+    Q = LowRankPlusDiagonal(F, tau)
+    dense = F.T @ F + tau * np.eye(300)
+    rng = np.random.default_rng(1)
+    free = rng.random(300) < 0.8
+    upper = ~free & (rng.random(300) < 0.5) if math.isfinite(C) else np.zeros(300, dtype=bool)
+    alpha = np.where(upper, C, 0.0) if math.isfinite(C) else np.zeros(300)
+    assert free.sum() >= active_set.WOODBURY_RATIO * F.shape[0]
+    got = active_set._solve_free_woodbury(Q, y, alpha, np.flatnonzero(free), upper)
+    ref = active_set._solve_free(active_set._Dense(dense), y, alpha, free, upper)
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-7, atol=1e-9 * np.abs(ref[0]).max())
+    np.testing.assert_allclose(got[1:], ref[1:], rtol=1e-6, atol=1e-12)
+    start = np.where(y > 0, 1.0 / (y > 0).sum(), 1.0 / (y < 0).sum())
+    a_op, a_dense = polish(Q, y, start, C), polish(dense, y, start, C)
+    assert a_op is not None and a_dense is not None
+    np.testing.assert_allclose(a_op, a_dense, atol=1e-8)
+    best = _cvxpy(dense, y, C)
+    assert a_op @ dense @ a_op <= best @ dense @ best * (1 + 1e-8)

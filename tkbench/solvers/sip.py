@@ -180,12 +180,13 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
 
     ``solver="auto"``: Clarabel when the problem has no Gaussian constraint. With Gaussians: up to
     ``BUNDLE_MAX_WEIGHTS`` weights the bundle; beyond, up to ``AUTO_CUTS`` cutting-plane solves (fewer when their
-    gap stalls: :func:`_cuts_stalled`), then the bundle; then Clarabel if neither certified. Clarabel's cost grows with the Gaussians' dense l x l factors; the bundle's with
-    the number of weights; the cuts' with the Gaussians' weight (a Gaussian the optimum barely uses needs few
-    cuts). Measured (one process beside two sweeps): German (l = 700) GM, two Gaussians: Clarabel 13 s, the bundle
-    1.2 s (18 cuts); German CGM, 29 cosines and a Gaussian of weight 2e-6: Clarabel 9 s, the bundle 425 cuts and
-    20 s, the cuts 0.4 s (3 solves); Image (l = 1300), 20 random cosines and a Gaussian of weight 0.41: Clarabel
-    48 s, the bundle 3.7 s (45 cuts), the cuts 36 s (62 solves); the same t to 1e-6 throughout."""
+    gap stalls: :func:`_cuts_stalled`), then the bundle; then Clarabel if neither certified. Clarabel's cost grows
+    with the Gaussians' dense l x l factors; the bundle's with the number of weights; the cuts' with the Gaussians'
+    weight (a Gaussian the optimum barely uses needs few cuts). Measured (one process beside two sweeps):
+    German (l = 700) GM, two Gaussians: Clarabel 13 s, the bundle 1.2 s (18 cuts); German CGM, 29 cosines and a Gaussian of
+    weight 2e-6: Clarabel 9 s, the bundle 425 cuts and 20 s, the cuts 0.4 s (3 solves); Image (l = 1300), 20 random
+    cosines and a Gaussian of weight 0.41: Clarabel 48 s, the bundle 3.7 s (45 cuts), the cuts 36 s (62 solves); the
+    same t to 1e-6 throughout."""
     t0 = time.perf_counter()
     gammas = np.asarray(gammas, float).reshape(-1, prob.X.shape[1])
     omegas = np.asarray(omegas, float)
@@ -269,7 +270,7 @@ CUTS_RATE_WINDOW = 5  # ... which it leaves earlier when, at the rate of the las
 # not reach CUTS_TOL within that budget. The cuts converge linearly or stall: on an image CGM fit (l = 1040, soft
 # margin, tau = 0.42) the gap halved per solve and 14-27 solves certified, where a stop at 10 sent two QCQPs to the
 # bundle (300 cuts, no certificate) and then to Clarabel on the dense Gaussian factors (40 s each): the fit took
-# 98 s, 50 s with this rule; on ringnorm CGM (l = 320, tau ~ 0: a hard margin) the gap sat at 1e-2 after 40
+# 98 s, 47 s with this rule; on ringnorm CGM (l = 320, tau ~ 0: a hard margin) the gap sat at 1e-2 after 40
 # solves, and this rule gives up after 6-11 (2026-11-26).
 
 
@@ -312,8 +313,6 @@ def _cuts_stalled(best: list[float], budget: int) -> bool:
     of their best relative gap over the last ``CUTS_RATE_WINDOW`` solves (``AUTO_CUTS``' note)."""
     n, w = len(best), CUTS_RATE_WINDOW
     if n <= w:
-        return False
-    if best[-1] <= 0.0:
         return False
     rate = (best[-1] / best[-1 - w]) ** (1.0 / w)
     if rate >= 1.0:

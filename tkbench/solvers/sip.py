@@ -182,11 +182,11 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
     ``BUNDLE_MAX_WEIGHTS`` weights the bundle; beyond, up to ``AUTO_CUTS`` cutting-plane solves (fewer when their
     gap stalls: :func:`_cuts_stalled`), then the bundle; then Clarabel if neither certified. Clarabel's cost grows
     with the Gaussians' dense l x l factors; the bundle's with the number of weights; the cuts' with the Gaussians'
-    weight (a Gaussian the optimum barely uses needs few cuts). Measured (one process beside two sweeps):
-    German (l = 700) GM, two Gaussians: Clarabel 13 s, the bundle 1.2 s (18 cuts); German CGM, 29 cosines and a Gaussian of
-    weight 2e-6: Clarabel 9 s, the bundle 425 cuts and 20 s, the cuts 0.4 s (3 solves); Image (l = 1300), 20 random
-    cosines and a Gaussian of weight 0.41: Clarabel 48 s, the bundle 3.7 s (45 cuts), the cuts 36 s (62 solves); the
-    same t to 1e-6 throughout."""
+    weight (a Gaussian the optimum barely uses needs few cuts). Measured (one process beside two sweeps): German
+    (l = 700) GM, two Gaussians: Clarabel 13 s, the bundle 1.2 s (18 cuts); German CGM, 29 cosines and a Gaussian
+    of weight 2e-6: Clarabel 9 s, the bundle 425 cuts and 20 s, the cuts 0.4 s (3 solves); Image (l = 1300), 20
+    random cosines and a Gaussian of weight 0.41: Clarabel 48 s, the bundle 3.7 s (45 cuts), the cuts 36 s (62
+    solves); the same t to 1e-6 throughout."""
     t0 = time.perf_counter()
     gammas = np.asarray(gammas, float).reshape(-1, prob.X.shape[1])
     omegas = np.asarray(omegas, float)

@@ -451,6 +451,8 @@ def test_t_never_decreases_and_trace(fitted_cm):
     assert model.trace_[-1]["t"] == pytest.approx(model.t_)
     for key in ("m", "nsv", "t", "s", "train_error", "search_seconds", "qcqp_seconds", "local_seconds"):
         assert key in model.trace_[0]
+    assert {r["qcqp_status"] for r in model.trace_} == {"optimal"}
+    assert model.diagnostics()["qcqp_inaccurate"] == 0
     assert model.mu_.sum() + model.tau_ == pytest.approx(1.0, abs=1e-6)
 
 
@@ -581,3 +583,21 @@ def test_batched_lbfgs_matches_scipy():
     found = sip.global_search(None, 4, 5.0, np.random.default_rng(0), T2=4, T3=200, gtol=1e-8, same_tol=1e-3,
                               symmetric=True, batch_value_grad=partial(cosine_values_grads, X=X, w=w, beta=beta))
     assert found.values[0] == pytest.approx(ref.max(), rel=1e-6) and found.repeats - len(found.points) >= 4
+
+
+def test_inaccurate_qcqp_solutions_are_accepted_and_counted(monkeypatch):
+    """A QCQP that Clarabel only solves to its reduced tolerances ("optimal_inaccurate") is used, and counted in
+    the trace and the fit's diagnostics, so a report can tell certified fits from the rest."""
+    from tkbench import SIKLClassifier
+
+    real = sip._solve_qcqp_cvxpy
+
+    def inaccurate(*args, **kwargs):
+        sol = real(*args, **kwargs)
+        sol.status = "optimal_inaccurate"
+        return sol
+
+    monkeypatch.setattr(sip, "_solve_qcqp_cvxpy", inaccurate)
+    X, y = _data(l=60, n=2, seed=11)
+    model = SIKLClassifier(variant="cm", beta=0.3, random_state=0).fit(X, y)
+    assert model.diagnostics()["qcqp_inaccurate"] == len(model.trace_) >= 1

@@ -183,6 +183,7 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
             "search_seconds": float(sum(r["search_seconds"] for r in trace)),
             "qcqp_seconds": float(sum(r["qcqp_seconds"] for r in trace)),
             "qcqp_bundle_solves": int(sum(r.get("qcqp_solver") == "bundle" for r in trace)),
+            "qcqp_inaccurate": int(sum(r.get("qcqp_status") == "optimal_inaccurate" for r in trace)),
             "local_seconds": float(sum(r["local_seconds"] for r in trace)),
         }
 

@@ -158,6 +158,7 @@ class QCQPSolution:
     seconds: float
     solver: str = "CLARABEL"  # the solver that produced this solution
     cuts: int = 0  # the bundle's oracle calls or the cutting planes' solves (0 for a cvxpy solver)
+    status: str = "optimal"  # a cvxpy solver's status: "optimal", or "optimal_inaccurate" (accepted, counted)
 
 
 def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str = "CLARABEL",
@@ -260,7 +261,8 @@ def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, sol
     tau = max(float(np.ravel(delta.dual_value)[0]), 0.0)
     a = np.maximum(np.asarray(alpha.value, float), 0.0)
     mixture = Mixture(gammas, mu, omegas, nu, tau)
-    return QCQPSolution(float(t.value), a, mixture, time.perf_counter() - t0, solver=solver)
+    return QCQPSolution(float(t.value), a, mixture, time.perf_counter() - t0, solver=solver,
+                        status=str(problem.status))
 
 
 CUTS_TOL = 1e-6  # the relative certified gap at which the cutting-plane solver of (21) stops
@@ -972,6 +974,7 @@ def solve_sip(prob: Problem, *, T1: int = 1000, T2: int = 4, T3: int = 500, epsi
             "new_atoms": int(len(new_gammas) + len(new_omegas)), "starts": starts, "repeats": repeats,
             "local_evaluations": local.evaluations, "search_seconds": t_search - t_start,
             "qcqp_seconds": t_qcqp - t_search, "qcqp_solver": qcqp.solver, "qcqp_cuts": qcqp.cuts,
+            "qcqp_status": qcqp.status,
             "local_seconds": t_local - t_qcqp,
         })
         if keep_stages:

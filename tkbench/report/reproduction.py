@@ -61,6 +61,8 @@ ENTRIES = (
           "neural net at fixed parameters)", ("results/steinwart2016_table1",)),
     Entry("investigate_multiclass_reading", "Checked: which least-squares error paper 002 reports on its multi-class "
           "sets (one-vs-all against the class code as a regression target; untuned random forest)"),
+    Entry("investigate_rf_defaults", "Checked: paper 002's RF column against scikit-learn's forest defaults and R's "
+          "randomForest regression defaults (mtry = p / 3, nodesize 5)"),
 )
 
 

@@ -359,3 +359,29 @@ def test_reference_evaluation_measures_skip_accuracy_pairs():
     assert reference_measures(entry) == {"test_seconds": 1.3, "m": 244.0, "nsv": 790.0, "test_ms": 1300.0}
     assert reference_measures({"test_ms": 13.4, "m": 13.6}) == {"test_ms": 13.4, "m": 13.6}
     assert reference_measures(None) == {}
+
+
+def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_path, results_folder):
+    """A fit that picks among candidates on held-out data (HGK's architecture by the D3 error) reports its
+    choice per cell, each candidate's mean held-out risk and the candidates' total time; one-candidate fits are
+    left out."""
+    cfg = {"name": "selfix", "metric": "ls_error", "protocol": {"splits": 2, "seed": 1}, "datasets": ["airfoil"],
+           "methods": [{"name": "hgk", "family": "hgk", "grid": {}}, {"name": "one", "family": "hgk", "params": {"M": 2}, "grid": {}}]}
+    exp, store, out = results_folder(cfg)
+    for spec in make_plan(exp):
+        sel = [{"architecture": "inhomogeneous", "d3_risk": 0.020 + 0.002 * spec.split, "seconds": 10.0},
+               {"architecture": "depth2:4", "d3_risk": 0.018 + 0.004 * spec.split, "seconds": 30.0}]
+        if spec.method == "one":
+            sel = sel[:1]
+        chosen = min(sel, key=lambda c: c["d3_risk"])["architecture"]
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": spec.task, "status": "ok", "error": None, "fit_seconds": 40.0, "cv_seconds": 0.0,
+                         "predict_seconds": 0.1, "mse": 9.0, "ls_error": 0.02,
+                         "diagnostics": {"architecture": chosen, "selection": sel}})
+    text = build_report(out, ["md"])[0].read_text()
+    assert "Candidates chosen on held-out data" in text
+    assert "| Dataset | Method | Chosen (runs) | inhomogeneous | depth2:4 | All candidates (s) |" in text
+    # split 0 chose depth2:4 (0.018 < 0.020), split 1 the inhomogeneous kernel (0.022 < 0.022 + 0.002)
+    assert "| airfoil | hgk | inhomogeneous (1), depth2:4 (1) | **0.02100** | **0.02000** | 40 |" in text
+    section = text.split("Candidates chosen on held-out data")[1].split("###")[0]
+    assert "| airfoil | hgk |" in section and "| airfoil | one |" not in section

@@ -341,11 +341,10 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
 
             train_test = train_test_table(summary, reference, _ref_names(res))
             tables += [train_test] if train_test is not None else []
-        from tkbench.report.evaluation import evaluation_tables, time_breakdown_table
+        from tkbench.report.evaluation import evaluation_tables, selection_table, time_breakdown_table
 
         tables += evaluation_tables(res, _ref_names(res))
-        breakdown = time_breakdown_table(res)
-        tables += [breakdown] if breakdown is not None else []
+        tables += [t for t in (time_breakdown_table(res), selection_table(res)) if t is not None]
         fits = checks.final_fit_table(res) if exp.kind == "accuracy" else None
         if fits is not None:
             tables.append(fits)

@@ -145,3 +145,38 @@ def time_breakdown_table(res) -> TableModel | None:
                       ["Means over the final fits of each cell, from the solver's own timers (share of the fit "
                        "time); SIKL: search = Algorithm 2, qcqp = the finite QCQP (21), local = local adaptation "
                        "(section 5.4); the rest is the intermediate SVMs, the intercept and bookkeeping."])
+
+
+def selection_table(res) -> TableModel | None:
+    """Which candidate a fit chose on its own held-out data: per (dataset, method) whose final fits report a
+    ``selection`` diagnostic (a list of ``{architecture, d3_risk, seconds}``, one per candidate; HGK's reduction 2:
+    the architecture by the D3 error of Algorithm 1), the chosen candidates with their run counts, each candidate's
+    mean held-out risk, and the mean time of all candidates' runs together. Cells with one candidate are left out."""
+    cells, names = [], []
+    for ds, method, cell in _ok_cells(res):
+        picks = [d.get("selection") for d in cell.get("diagnostics", []) if isinstance(d, dict)]
+        picks = [p for p in picks if isinstance(p, list) and len(p) > 1]
+        if not picks:
+            continue
+        chosen = [d.get("architecture") for d in cell["diagnostics"] if isinstance(d, dict) and d.get("selection")]
+        cells.append((ds, method, picks, chosen))
+        names += [n for n in dict.fromkeys(str(c["architecture"]) for p in picks for c in p) if n not in names]
+    if not cells:
+        return None
+    rows = []
+    for ds, method, picks, chosen in cells:
+        counts = pd.Series([str(c) for c in chosen]).value_counts(sort=False).to_dict()
+        order = sorted(counts, key=lambda k: (-counts[k], names.index(k) if k in names else len(names)))
+        row = [Cell(ds), Cell(method), Cell(", ".join(f"{k} ({counts[k]})" for k in order))]
+        for name in names:
+            risks = [float(c["d3_risk"]) for p in picks for c in p if str(c["architecture"]) == name]
+            mean = _mean(risks)
+            row.append(Cell("-" if math.isnan(mean) else f"{mean:.5f}", bold=name in counts))
+        row.append(Cell(f"{_mean([sum(float(c['seconds']) for c in p) for p in picks]):.4g}"))
+        rows.append(row)
+    return TableModel("Candidates chosen on held-out data (mean held-out risk per candidate)",
+                      ["Dataset", "Method", "Chosen (runs)"] + names + ["All candidates (s)"], rows,
+                      ["Each fit ran every candidate on the same split of its training part and kept the one with "
+                       "the smallest held-out risk (HGK: Algorithm 1's D3 error, the least-squares risk of the "
+                       "unclipped SVM on D3; bold: chosen in at least one run). Times from the fits' own timers; a "
+                       "fit resumed from candidate checkpoints counts the candidates' original times."])

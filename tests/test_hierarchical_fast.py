@@ -18,7 +18,10 @@ from tkbench.kernels.hierarchical import (
 RNG = np.random.default_rng(7)
 X = RNG.uniform(-1, 1, size=(37, 5))
 Z = RNG.uniform(-1, 1, size=(23, 5))
-ARCHS = ["inhomogeneous", "depth2:3", [[[0, 1], [2]], [[3, 4], [0, 4]], [1, 2, 3]]]  # depth 1, 2, 3 (mixed)
+# depth 1, 2, 3 (mixed leaf depths), and leaves of exactly 4 features and of fewer: the compiled leaf loops take
+# four features per pass, then the rest one at a time (5 features: one block and one left over)
+ARCHS = ["inhomogeneous", "depth2:3", [[[0, 1], [2]], [[3, 4], [0, 4]], [1, 2, 3]], [[0, 1, 2, 3], [4], [0, 2, 4]]]
+IDS = ["depth1", "depth2", "depth3", "depth2-blocks"]
 
 
 def test_fast_exp_matches_numpy_to_an_ulp_and_underflows_to_zero():
@@ -38,7 +41,7 @@ def test_fast_exp_matches_numpy_to_an_ulp_and_underflows_to_zero():
     assert np.all(apply(np.array([-708.01, -745.0, -1e5, -np.inf])) == 0.0)
 
 
-@pytest.mark.parametrize("spec", ARCHS, ids=["depth1", "depth2", "depth3"])
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
 def test_compiled_kernel_predict_and_gradient_equal_the_numpy_reference(spec):
     arch = Architecture(spec, 5)
     w = arch.initial_weights() * RNG.uniform(0.5, 2.0, arch.n_weights)
@@ -52,7 +55,7 @@ def test_compiled_kernel_predict_and_gradient_equal_the_numpy_reference(spec):
     assert np.allclose(factored_gradient(arch, w, X, Z, R, alpha), g_ref, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("spec", ARCHS, ids=["depth1", "depth2", "depth3"])
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
 def test_block_state_steps_equal_a_rebuild_at_every_depth(spec):
     arch = Architecture(spec, 5)
     w = arch.initial_weights()
@@ -71,7 +74,7 @@ def test_block_state_steps_equal_a_rebuild_at_every_depth(spec):
     assert np.allclose(state.kernel, node_kernel(arch.root, state.weights, X, Z), rtol=1e-11, atol=1e-13)
 
 
-@pytest.mark.parametrize("spec", ARCHS, ids=["depth1", "depth2", "depth3"])
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
 def test_fused_risk_and_gradient_equal_the_two_pass_computation(spec):
     from tkbench.kernels.hierarchical import risk_and_gradient
 

@@ -7,7 +7,11 @@ the node's weights in the flat weight vector (item i of node n has weight ``woff
 Every loop works row by row: for one point x_u, every node's kernel row k_n(x_u, Z) is built in a scratch array
 of nodes x m' (a few hundred KB, cache resident), children first; the innermost loops run over the columns v
 with no branch, so that LLVM vectorises them, exponentials included (:func:`fast_exp` below).
-Rows are spread over threads (``prange``) in chunks, each chunk with its own scratch.
+Rows are spread over threads (``prange``) in chunks, each chunk with its own scratch. A leaf's loops over its
+features take four features per pass over the row (register blocking: the row, and in the gradient the product
+B_n K_n, are read once per four features instead of once per feature); measured on a 1556 x 3111 block with one
+thread (2026-11-26, beside a sweep): the gradient pass 1.25x faster with 4 features per leaf, 1.5x with 16 and
+1.65x with 36, equal to the one-feature loops to rounding (relative 1e-17: the sums are reassociated).
 
 - :func:`tree_kernel`: the root's kernel matrix k(X, Z), or every node's;
 - :func:`tree_predict`: F = k(X, Z) @ alpha without storing k (alpha: m' x outputs);
@@ -106,13 +110,27 @@ def _row_kernels(xu, Zt, kind, start, stop, items, woff, wsq, Krow):
         for v in range(mp):
             row[v] = 0.0
         if kind[n] == 1:  # Eq. (4): exp(-sum_j v_j^2 (x_j - z_j)^2)
-            for t in range(start[n], stop[n]):
+            t = start[n]
+            while t + 4 <= stop[n]:
+                i = woff[n] + t - start[n]
+                a0, a1, a2, a3 = wsq[i], wsq[i + 1], wsq[i + 2], wsq[i + 3]
+                x0, x1, x2, x3 = xu[items[t]], xu[items[t + 1]], xu[items[t + 2]], xu[items[t + 3]]
+                z0, z1, z2, z3 = Zt[items[t]], Zt[items[t + 1]], Zt[items[t + 2]], Zt[items[t + 3]]
+                for v in range(mp):
+                    d0 = x0 - z0[v]
+                    d1 = x1 - z1[v]
+                    d2 = x2 - z2[v]
+                    d3 = x3 - z3[v]
+                    row[v] += a0 * d0 * d0 + a1 * d1 * d1 + a2 * d2 * d2 + a3 * d3 * d3
+                t += 4
+            while t < stop[n]:
                 a = wsq[woff[n] + t - start[n]]
                 xj = xu[items[t]]
                 zj = Zt[items[t]]
                 for v in range(mp):
                     d = xj - zj[v]
                     row[v] += a * d * d
+                t += 1
             for v in range(mp):
                 row[v] = fast_exp(-row[v])
         else:  # Eq. (7), gamma = 1: exp(-2 sum_i w_i^2 (1 - k_i))
@@ -183,6 +201,7 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, fit, hinge):
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
         B = np.empty((nn, mp))
+        H = np.empty(mp)
         r = np.empty(k)
         g = G[ch]
         for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
@@ -219,16 +238,43 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, fit, hinge):
                 Kn = Krow[n]
                 Bn = B[n]
                 if kind[n] == 1:
-                    for t in range(start[n], stop[n]):
+                    for v in range(mp):
+                        H[v] = Bn[v] * Kn[v]
+                    t = start[n]
+                    while t + 4 <= stop[n]:
+                        x0, x1, x2, x3 = X[u, items[t]], X[u, items[t + 1]], X[u, items[t + 2]], X[u, items[t + 3]]
+                        z0, z1, z2, z3 = Zt[items[t]], Zt[items[t + 1]], Zt[items[t + 2]], Zt[items[t + 3]]
+                        s0 = 0.0
+                        s1 = 0.0
+                        s2 = 0.0
+                        s3 = 0.0
+                        for v in range(mp):
+                            h = H[v]
+                            d0 = x0 - z0[v]
+                            d1 = x1 - z1[v]
+                            d2 = x2 - z2[v]
+                            d3 = x3 - z3[v]
+                            s0 += h * d0 * d0
+                            s1 += h * d1 * d1
+                            s2 += h * d2 * d2
+                            s3 += h * d3 * d3
+                        i = woff[n] + t - start[n]
+                        g[i] += -2.0 * w[i] * s0
+                        g[i + 1] += -2.0 * w[i + 1] * s1
+                        g[i + 2] += -2.0 * w[i + 2] * s2
+                        g[i + 3] += -2.0 * w[i + 3] * s3
+                        t += 4
+                    while t < stop[n]:
                         j = items[t]
                         xj = X[u, j]
                         zj = Zt[j]
                         s = 0.0
                         for v in range(mp):
                             d = xj - zj[v]
-                            s += Bn[v] * Kn[v] * d * d
+                            s += H[v] * d * d
                         i = woff[n] + t - start[n]
                         g[i] += -2.0 * w[i] * s
+                        t += 1
                 else:
                     for t in range(start[n], stop[n]):
                         c = items[t]

@@ -363,10 +363,12 @@ def test_reference_evaluation_measures_skip_accuracy_pairs():
 
 def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_path, results_folder):
     """A fit that picks among candidates on held-out data (HGK's architecture by the D3 error) reports its
-    choice per cell, each candidate's mean held-out risk and the candidates' total time; one-candidate fits are
-    left out."""
+    choice per cell, each candidate's mean held-out risk and the candidates' total time; a CV over the
+    architecture (HGK_cv) stands beside it with its CV errors and time; one-candidate fits are left out."""
     cfg = {"name": "selfix", "metric": "ls_error", "protocol": {"splits": 2, "seed": 1}, "datasets": ["airfoil"],
-           "methods": [{"name": "hgk", "family": "hgk", "grid": {}}, {"name": "one", "family": "hgk", "params": {"M": 2}, "grid": {}}]}
+           "methods": [{"name": "hgk", "family": "hgk", "grid": {}},
+                       {"name": "one", "family": "hgk", "params": {"M": 2}, "grid": {}},
+                       {"name": "cv", "family": "hgk", "grid": {"architecture": ["inhomogeneous", "depth2:4"]}}]}
     exp, store, out = results_folder(cfg)
     for spec in make_plan(exp):
         sel = [{"architecture": "inhomogeneous", "d3_risk": 0.020 + 0.002 * spec.split, "seconds": 10.0},
@@ -374,14 +376,21 @@ def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_
         if spec.method == "one":
             sel = sel[:1]
         chosen = min(sel, key=lambda c: c["d3_risk"])["architecture"]
-        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
-                         "task": spec.task, "status": "ok", "error": None, "fit_seconds": 40.0, "cv_seconds": 0.0,
-                         "predict_seconds": 0.1, "mse": 9.0, "ls_error": 0.02,
-                         "diagnostics": {"architecture": chosen, "selection": sel}})
+        row = {"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+               "task": spec.task, "status": "ok", "error": None, "fit_seconds": 40.0, "cv_seconds": 0.0,
+               "predict_seconds": 0.1, "mse": 9.0, "ls_error": 0.02,
+               "diagnostics": {"architecture": chosen, "selection": sel}}
+        if spec.method == "cv":  # the architecture by 5-fold CV: one candidate per final fit, the CV's scores
+            scores = [{"params": {"architecture": "inhomogeneous"}, "mean": -0.030 - 0.002 * spec.split},
+                      {"params": {"architecture": "depth2:4"}, "mean": -0.025}]
+            row.update(cv_seconds=100.0 + 20 * spec.split, chosen_params={"architecture": "depth2:4"},
+                       cv={"scores": scores}, diagnostics={"architecture": "depth2:4", "selection": sel[1:]})
+        store.write_row(row)
     text = build_report(out, ["md"])[0].read_text()
     assert "Candidates chosen on held-out data" in text
-    assert "| Dataset | Method | Chosen (runs) | inhomogeneous | depth2:4 | All candidates (s) |" in text
+    assert "| Dataset | Method | Held out | Chosen (runs) | inhomogeneous | depth2:4 | All candidates (s) |" in text
     # split 0 chose depth2:4 (0.018 < 0.020), split 1 the inhomogeneous kernel (0.022 < 0.022 + 0.002)
-    assert "| airfoil | hgk | inhomogeneous (1), depth2:4 (1) | **0.02100** | **0.02000** | 40 |" in text
+    assert "| airfoil | hgk | D3 | inhomogeneous (1), depth2:4 (1) | **0.02100** | **0.02000** | 40 |" in text
+    assert "| airfoil | cv | 5-fold CV | depth2:4 (2) | 0.03100 | **0.02500** | 110 |" in text
     section = text.split("Candidates chosen on held-out data")[1].split("###")[0]
     assert "| airfoil | hgk |" in section and "| airfoil | one |" not in section

@@ -147,36 +147,62 @@ def time_breakdown_table(res) -> TableModel | None:
                        "(section 5.4); the rest is the intermediate SVMs, the intercept and bookkeeping."])
 
 
+def _cv_selection(cell) -> tuple[list[list[dict]], list[str]]:
+    """The candidates of a cell whose CV grid is one ``architecture`` parameter (HGK_cv: the paper's 5-fold CV),
+    in the ``selection`` form: per run, each architecture's mean CV risk (minus the CV score) and no time."""
+    picks, chosen = [], []
+    for cv, params in zip(cell.get("cv", []), cell.get("chosen_params", []), strict=False):
+        scores = cv.get("scores") if isinstance(cv, dict) else None
+        if not scores or not all(list(sc.get("params", {})) == ["architecture"] for sc in scores) or len(scores) < 2:
+            continue
+        picks.append([{"architecture": str(sc["params"]["architecture"]), "d3_risk": -float(sc["mean"]),
+                       "seconds": math.nan} for sc in scores])
+        chosen.append(str((params or {}).get("architecture")))
+    return picks, chosen
+
+
 def selection_table(res) -> TableModel | None:
-    """Which candidate a fit chose on its own held-out data: per (dataset, method) whose final fits report a
-    ``selection`` diagnostic (a list of ``{architecture, d3_risk, seconds}``, one per candidate; HGK's reduction 2:
-    the architecture by the D3 error of Algorithm 1), the chosen candidates with their run counts, each candidate's
-    mean held-out risk, and the mean time of all candidates' runs together. Cells with one candidate are left out."""
+    """Which candidate a fit chose on held-out data: per (dataset, method) whose final fits report a ``selection``
+    diagnostic (a list of ``{architecture, d3_risk, seconds}``, one per candidate; HGK's reduction 2: the
+    architecture by the D3 error of one Algorithm 1 run per candidate), or whose CV grid is one ``architecture``
+    parameter (HGK_cv: the paper's 5-fold CV), the chosen candidates with their run counts, each candidate's mean
+    held-out risk (the D3 error, or the CV error), and the mean time of all candidates' runs (the CV time for a CV).
+    Cells with one candidate are left out."""
     cells, names = [], []
     for ds, method, cell in _ok_cells(res):
         picks = [d.get("selection") for d in cell.get("diagnostics", []) if isinstance(d, dict)]
         picks = [p for p in picks if isinstance(p, list) and len(p) > 1]
+        chosen = [d.get("architecture") for d in cell.get("diagnostics", []) if isinstance(d, dict)
+                  and isinstance(d.get("selection"), list) and len(d["selection"]) > 1]
+        held_out = "D3"
+        seconds = [sum(float(c["seconds"]) for c in p) for p in picks]
+        if not picks:
+            picks, chosen = _cv_selection(cell)
+            held_out = f"{res.experiment.protocol.cv_folds}-fold CV"
+            seconds = [float(s) for s in cell.get("cv_seconds", pd.Series(dtype=float)).dropna()]
         if not picks:
             continue
-        chosen = [d.get("architecture") for d in cell["diagnostics"] if isinstance(d, dict) and d.get("selection")]
-        cells.append((ds, method, picks, chosen))
+        cells.append((ds, method, held_out, picks, chosen, seconds))
         names += [n for n in dict.fromkeys(str(c["architecture"]) for p in picks for c in p) if n not in names]
     if not cells:
         return None
     rows = []
-    for ds, method, picks, chosen in cells:
+    for ds, method, held_out, picks, chosen, seconds in cells:
         counts = pd.Series([str(c) for c in chosen]).value_counts(sort=False).to_dict()
         order = sorted(counts, key=lambda k: (-counts[k], names.index(k) if k in names else len(names)))
-        row = [Cell(ds), Cell(method), Cell(", ".join(f"{k} ({counts[k]})" for k in order))]
+        row = [Cell(ds), Cell(method), Cell(held_out), Cell(", ".join(f"{k} ({counts[k]})" for k in order))]
         for name in names:
             risks = [float(c["d3_risk"]) for p in picks for c in p if str(c["architecture"]) == name]
             mean = _mean(risks)
             row.append(Cell("-" if math.isnan(mean) else f"{mean:.5f}", bold=name in counts))
-        row.append(Cell(f"{_mean([sum(float(c['seconds']) for c in p) for p in picks]):.4g}"))
+        mean_seconds = _mean(seconds)
+        row.append(Cell("-" if math.isnan(mean_seconds) else f"{mean_seconds:.4g}"))
         rows.append(row)
     return TableModel("Candidates chosen on held-out data (mean held-out risk per candidate)",
-                      ["Dataset", "Method", "Chosen (runs)"] + names + ["All candidates (s)"], rows,
-                      ["Each fit ran every candidate on the same split of its training part and kept the one with "
-                       "the smallest held-out risk (HGK: Algorithm 1's D3 error, the least-squares risk of the "
-                       "unclipped SVM on D3; bold: chosen in at least one run). Times from the fits' own timers; a "
-                       "fit resumed from candidate checkpoints counts the candidates' original times."])
+                      ["Dataset", "Method", "Held out", "Chosen (runs)"] + names + ["All candidates (s)"], rows,
+                      ["Each fit scored every candidate on held-out parts of its training part and kept the one with "
+                       "the smallest risk (bold: chosen in at least one run). D3: one split, Algorithm 1's D3 error "
+                       "(HGK, reduction 2: the least-squares risk of the unclipped SVM on D3); k-fold CV: the CV's "
+                       "mean least-squares error (HGK_cv, the paper's protocol), with the CV's time. Times from the "
+                       "fits' own timers; a fit resumed from candidate checkpoints counts the candidates' original "
+                       "times."])

@@ -379,7 +379,8 @@ def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_
         row = {"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
                "task": spec.task, "status": "ok", "error": None, "fit_seconds": 40.0, "cv_seconds": 0.0,
                "predict_seconds": 0.1, "mse": 9.0, "ls_error": 0.02,
-               "diagnostics": {"architecture": chosen, "selection": sel}}
+               "diagnostics": {"architecture": chosen, "selection": sel, "lambda_grid": [1e-8, 1e-6, 1e-4],
+                               "lambda": [1e-8 if spec.method == "hgk" else 1e-6]}}
         if spec.method == "cv":  # the architecture by 5-fold CV: one candidate per final fit, the CV's scores
             scores = [{"params": {"architecture": "inhomogeneous"}, "mean": -0.030 - 0.002 * spec.split},
                       {"params": {"architecture": "depth2:4"}, "mean": -0.025}]
@@ -392,5 +393,9 @@ def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_
     # split 0 chose depth2:4 (0.018 < 0.020), split 1 the inhomogeneous kernel (0.022 < 0.022 + 0.002)
     assert "| airfoil | hgk | D3 | inhomogeneous (1), depth2:4 (1) | **0.02100** | **0.02000** | 40 |" in text
     assert "| airfoil | cv | 5-fold CV | depth2:4 (2) | 0.03100 | **0.02500** | 110 |" in text
+    # Algorithm 1's own lambda grid (reported beside the chosen lambda): at its floor in both runs of "hgk"
+    assert ("hgk on airfoil: the solver's own lambda search chose its grid's smallest value (1e-08) in 2 of 2 "
+            "runs") in text
+    assert "one on airfoil: the solver's own lambda" not in text  # inside the grid
     section = text.split("Candidates chosen on held-out data")[1].split("###")[0]
     assert "| airfoil | hgk |" in section and "| airfoil | one |" not in section

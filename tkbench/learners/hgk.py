@@ -46,7 +46,7 @@ from tkbench.kernels.hierarchical import Architecture, kernel, kernel_predict
 from tkbench.kernels.warmup import hierarchical_warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
-from tkbench.solvers.annealing import HGKFitResult, optimise_weights, svm_coefficients
+from tkbench.solvers.annealing import GAMMAS, LAMBDAS, HGKFitResult, optimise_weights, svm_coefficients
 from tkbench.solvers.checkpoint import Checkpoint, fingerprint
 
 
@@ -58,7 +58,8 @@ class _HGKBase(BaseEstimator):
     architectures: the one with the least D3 error is kept; None: ``architecture`` only), ``L`` (annealing rounds
     after a local minimum), ``M`` (outer iterations of Algorithm 1), ``N1`` (annealing steps per outer iteration),
     ``N2`` (steps per extra annealing round), ``N3`` (gradient steps with Armijo-Goldstein line search),
-    ``lambdas`` (the SVM's regularisation grid on D1), ``gammas`` (the top-layer width grid on D1),
+    ``lambdas`` (the SVM's regularisation grid on D1: 1e-8 .. 1e-2, see :data:`tkbench.solvers.annealing.LAMBDAS`),
+    ``gammas`` (the top-layer width grid on D1),
     ``step_scale`` (s: an annealing step multiplies one weight by exp(s z), z standard normal), ``multiclass``
     ("shared": one kernel for the one-vs-all problems; "separate": one per class), ``random_state`` (the D1 / D2 /
     D3 split, annealing draws), ``loss`` ("ls": the least-squares SVM, the paper's Table 1; "hinge": the hinge
@@ -67,7 +68,7 @@ class _HGKBase(BaseEstimator):
     """
 
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
-                 lambdas=(1e-4, 1e-3, 1e-2, 1e-1), gammas=(0.5, 1.0, 2.0), step_scale=0.3, multiclass="shared",
+                 lambdas=LAMBDAS, gammas=GAMMAS, step_scale=0.3, multiclass="shared",
                  candidates=None, random_state=0, loss="ls", checkpoint=None):
         self.architecture = architecture
         self.L = L
@@ -161,7 +162,8 @@ class _HGKBase(BaseEstimator):
 
     def diagnostics(self) -> dict:
         return {"depth": int(self.depth_), "n_weights": int(self.weights_.shape[1]),
-                "lambda": [float(v) for v in self.lambda_], "d3_risk": [float(v) for v in self.d3_risk_],
+                "lambda": [float(v) for v in self.lambda_], "lambda_grid": [float(v) for v in self.lambdas],
+                "d3_risk": [float(v) for v in self.d3_risk_],
                 "rounds": int(sum(len(h) for h in self.history_)),
                 "architecture": self.architecture_spec_, "selection": list(self.selection_)}
 

@@ -129,6 +129,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                              + (f"; hardware: {reference.data['hardware']}" if reference.data.get("hardware") else ""))
     notes += _size_notes(res, reference)
     notes += _sdp_notes(res) + checks.convergence_notes(res) + checks.grid_edge_notes(res)
+    notes += checks.solver_grid_notes(res)
     if res.stale:
         notes.append(f"{res.stale} stored row(s) from an earlier version of the config were ignored.")
     if not res.rows.empty and "provenance" in res.rows:

@@ -3,6 +3,9 @@
 - CV at the grid's edge: a parameter chosen at the smallest or largest grid value in at least half of a cell's
   runs suggests that the optimum lies outside the grid (paper tables rarely print their grids, so the reader
   needs to know where ours binds).
+- A solver's own grid at its edge: a diagnostic ``<name>`` (a value, or one per learned kernel) reported beside
+  ``<name>_grid`` (HGK: Algorithm 1's lambda) at the grid's smallest or largest value in at least half of a
+  cell's runs; such grids sit inside the solver, where the CV notes cannot see them.
 - Convergence of the final fits: iterative solvers (Frank-Wolfe, SimpleMKL) report whether they reached their
   duality-gap tolerance; a fit that stopped early is counted per cell, never hidden in a mean. (SDP solutions
   have their own certificate note in :mod:`tkbench.report.build`.)
@@ -57,6 +60,31 @@ def grid_edge_notes(res, threshold: float = 0.5) -> list[str]:
                 value = grids[name][-1] if end == "largest" else grids[name][0]
                 notes.append(f"CV chose the grid's {end} {name} ({plain(value)}) in {n} of {len(cell)} runs of "
                              f"{method} on {ds}: the optimum may lie beyond the grid.")
+    return notes
+
+
+def solver_grid_notes(res, threshold: float = 0.5) -> list[str]:
+    """One note per (dataset, method, diagnostic) whose value sat at an end of the ``<name>_grid`` the fit reported
+    beside it (numeric, >= 3 values) in at least ``threshold`` of the cell's runs."""
+    notes = []
+    for ds, method, cell in _ok_cells(res):
+        counts: dict[tuple[str, str, float], int] = defaultdict(int)
+        for diag in cell.get("diagnostics", []):
+            if not isinstance(diag, dict):
+                continue
+            for name, grid in diag.items():
+                base = name.removesuffix("_grid")
+                if not name.endswith("_grid") or base not in diag or not isinstance(grid, list) or len(grid) < 3:
+                    continue
+                values = diag[base] if isinstance(diag[base], list) else [diag[base]]
+                lo, hi = min(grid), max(grid)
+                for end, edge in (("smallest", lo), ("largest", hi)):
+                    if any(isinstance(v, int | float) and v == edge for v in values):
+                        counts[(base, end, edge)] += 1
+        for (name, end, edge), n in counts.items():
+            if n >= threshold * len(cell):
+                notes.append(f"{method} on {ds}: the solver's own {name} search chose its grid's {end} value "
+                             f"({plain(edge)}) in {n} of {len(cell)} runs: the optimum may lie beyond that grid.")
     return notes
 
 

@@ -34,6 +34,28 @@ def _ok_cells(res) -> list[tuple[str, str, pd.DataFrame]]:
     return out
 
 
+def _grid_ends(values: list[Any], grid: Any) -> list[tuple[str, float]]:
+    """The ends ("smallest" / "largest", value) of a numeric grid of at least 3 values that one of ``values`` hit;
+    [] for any other grid."""
+    if not isinstance(grid, list | tuple) or len(grid) < 3:
+        return []
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in grid):
+        return []
+    ends = (("smallest", min(grid)), ("largest", max(grid)))
+    return [(end, edge) for end, edge in ends if any(isinstance(v, int | float) and v == edge for v in values)]
+
+
+def _edge_counts(chosen_and_grids) -> dict[tuple[str, str, float], int]:
+    """Per (name, end, edge value): how many of the cell's runs chose that end; ``chosen_and_grids`` yields, per
+    run, (name, values chosen, grid) triples."""
+    counts: dict[tuple[str, str, float], int] = defaultdict(int)
+    for triples in chosen_and_grids:
+        for name, values, grid in triples:
+            for end, edge in _grid_ends(values, grid):
+                counts[(name, end, edge)] += 1
+    return counts
+
+
 def grid_edge_notes(res, threshold: float = 0.5) -> list[str]:
     """One note per (dataset, method, parameter) whose CV choice sat at an end of its (numeric, >= 3 values) grid
     in at least ``threshold`` of the cell's runs."""
@@ -41,26 +63,23 @@ def grid_edge_notes(res, threshold: float = 0.5) -> list[str]:
     for ds, method, cell in _ok_cells(res):
         if "chosen_params" not in cell or "spec" not in cell:
             continue
-        counts: dict[tuple[str, str], int] = defaultdict(int)
-        grids: dict[str, list[float]] = {}
-        for spec, chosen in zip(cell["spec"], cell["chosen_params"], strict=True):
-            grid = (spec or {}).get("grid") or {}
-            for name, values in grid.items():
-                if not isinstance(chosen, dict) or name not in chosen or len(values) < 3:
-                    continue
-                if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-                    continue
-                grids[name] = sorted(values)
-                if chosen[name] == grids[name][-1]:
-                    counts[(name, "largest")] += 1
-                elif chosen[name] == grids[name][0]:
-                    counts[(name, "smallest")] += 1
-        for (name, end), n in counts.items():
+        runs = ([(name, [chosen[name]], grid) for name, grid in ((spec or {}).get("grid") or {}).items()
+                 if isinstance(chosen, dict) and name in chosen]
+                for spec, chosen in zip(cell["spec"], cell["chosen_params"], strict=True))
+        for (name, end, edge), n in _edge_counts(runs).items():
             if n >= threshold * len(cell):
-                value = grids[name][-1] if end == "largest" else grids[name][0]
-                notes.append(f"CV chose the grid's {end} {name} ({plain(value)}) in {n} of {len(cell)} runs of "
+                notes.append(f"CV chose the grid's {end} {name} ({plain(edge)}) in {n} of {len(cell)} runs of "
                              f"{method} on {ds}: the optimum may lie beyond the grid.")
     return notes
+
+
+def _reported_grids(diag: dict[str, Any]):
+    """(name, values, grid) for every diagnostic ``<name>`` reported beside a ``<name>_grid`` (values: the
+    diagnostic as a list, one per learned kernel)."""
+    for key, grid in diag.items():
+        name = key.removesuffix("_grid")
+        if key.endswith("_grid") and name in diag:
+            yield name, diag[name] if isinstance(diag[name], list) else [diag[name]], grid
 
 
 def solver_grid_notes(res, threshold: float = 0.5) -> list[str]:
@@ -68,20 +87,8 @@ def solver_grid_notes(res, threshold: float = 0.5) -> list[str]:
     beside it (numeric, >= 3 values) in at least ``threshold`` of the cell's runs."""
     notes = []
     for ds, method, cell in _ok_cells(res):
-        counts: dict[tuple[str, str, float], int] = defaultdict(int)
-        for diag in cell.get("diagnostics", []):
-            if not isinstance(diag, dict):
-                continue
-            for name, grid in diag.items():
-                base = name.removesuffix("_grid")
-                if not name.endswith("_grid") or base not in diag or not isinstance(grid, list) or len(grid) < 3:
-                    continue
-                values = diag[base] if isinstance(diag[base], list) else [diag[base]]
-                lo, hi = min(grid), max(grid)
-                for end, edge in (("smallest", lo), ("largest", hi)):
-                    if any(isinstance(v, int | float) and v == edge for v in values):
-                        counts[(base, end, edge)] += 1
-        for (name, end, edge), n in counts.items():
+        runs = (list(_reported_grids(d)) for d in cell.get("diagnostics", []) if isinstance(d, dict))
+        for (name, end, edge), n in _edge_counts(runs).items():
             if n >= threshold * len(cell):
                 notes.append(f"{method} on {ds}: the solver's own {name} search chose its grid's {end} value "
                              f"({plain(edge)}) in {n} of {len(cell)} runs: the optimum may lie beyond that grid.")

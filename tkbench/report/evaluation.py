@@ -170,10 +170,9 @@ def selection_table(res) -> TableModel | None:
     Cells with one candidate are left out."""
     cells, names = [], []
     for ds, method, cell in _ok_cells(res):
-        picks = [d.get("selection") for d in cell.get("diagnostics", []) if isinstance(d, dict)]
-        picks = [p for p in picks if isinstance(p, list) and len(p) > 1]
-        chosen = [d.get("architecture") for d in cell.get("diagnostics", []) if isinstance(d, dict)
-                  and isinstance(d.get("selection"), list) and len(d["selection"]) > 1]
+        fits = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)
+                and isinstance(d.get("selection"), list) and len(d["selection"]) > 1]
+        picks, chosen = [d["selection"] for d in fits], [d.get("architecture") for d in fits]
         held_out = "D3"
         seconds = [sum(float(c["seconds"]) for c in p) for p in picks]
         if not picks:

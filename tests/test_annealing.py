@@ -85,6 +85,55 @@ def test_gradient_descent_decreases_the_risk():
     assert result.risk < start
 
 
+def _first_armijo_step(w, grad, risk, start, X2, y2, X1, alpha, c=1e-4):
+    """The backtracking search written out: the first of start, start/2, ... with the Armijo-Goldstein decrease,
+    and the number of risk evaluations it took."""
+    g2 = float(grad @ grad)
+    for k in range(30):
+        eta = start * 0.5 ** k
+        if A.risk_gradient(ARCH, w - eta * grad, X2, y2, X1, alpha)[0] <= risk - c * eta * g2:
+            return eta, k + 1
+    raise AssertionError("no step decreases the risk")
+
+
+@pytest.mark.parametrize("lam, eta0", [(1e-6, 64.0), (1e-2, 1024.0)])
+def test_warm_line_search_takes_the_fixed_searchs_step_whenever_that_is_at_most_twice_the_last(lam, eta0):
+    # step by step along the warm search's path: from the same point, the fixed search (trial eta0 at every step)
+    # and the warm one (trial min(eta0, 2 eta_prev)) against the search written out; the warm one never evaluates
+    # more. A large eta0 makes this small problem backtrack (from 1 it never does), and the path has steps where the
+    # fixed search's eta is above the warm trial (it may then differ) and at most the trial (it must then agree).
+    X1, y1, X2, y2 = X[:40], Y[:40], X[40:], Y[40:]
+    w = ARCH.initial_weights() * 2.0
+    alpha = A.ls_svm_coefficients(kernel(ARCH, w, X1), y1, lam)
+    start, agreed, above, backtracked = eta0, 0, 0, 0
+    for _ in range(12):
+        risk, grad = A.risk_gradient(ARCH, w, X2, y2, X1, alpha)
+        fixed_eta, fixed_count = _first_armijo_step(w, grad, risk, eta0, X2, y2, X1, alpha)
+        fixed = A.gradient_descent(ARCH, w, X2, y2, X1, alpha, 1, line_search="fixed", eta_start=start, eta0=eta0)
+        assert fixed.evaluations == 1 + fixed_count and fixed.next_eta == eta0
+        backtracked += fixed_count > 1
+        assert np.allclose(fixed.weights, w - fixed_eta * grad, rtol=0, atol=1e-15)
+        warm = A.gradient_descent(ARCH, w, X2, y2, X1, alpha, 1, line_search="warm", eta_start=start, eta0=eta0)
+        warm_eta = float((w - warm.weights) @ grad / (grad @ grad))
+        ref_eta, ref_count = _first_armijo_step(w, grad, risk, start, X2, y2, X1, alpha)
+        assert warm_eta == pytest.approx(ref_eta, rel=1e-9) and warm.evaluations == 1 + ref_count
+        assert warm.evaluations <= fixed.evaluations and warm.next_eta == min(eta0, 2 * ref_eta)
+        if fixed_eta <= start:
+            assert warm_eta == pytest.approx(fixed_eta, rel=1e-9)
+            agreed += 1
+        else:
+            above += 1
+        w, start = warm.weights, warm.next_eta
+    assert agreed >= 6 and above >= 1 and backtracked >= 6
+
+
+def test_line_search_choice_is_validated():
+    with pytest.raises(ValueError, match="line_search"):
+        A.gradient_descent(ARCH, ARCH.initial_weights(), X[:10], Y[:10], X[10:20], np.zeros(10), 1, line_search="x")
+    with pytest.raises(ValueError, match="line_search"):
+        A.optimise_weights(ARCH, X, Y, M=1, line_search="fast")
+
+
 def test_algorithm_1_never_returns_weights_worse_on_d3_than_the_initial_ones():
     result = A.optimise_weights(ARCH, X, Y, L=2, M=2, N1=50, N2=30, N3=3, rng=np.random.default_rng(3))
     assert result.d3_risk <= result.initial_d3_risk

@@ -46,7 +46,14 @@ from tkbench.kernels.hierarchical import Architecture, kernel, kernel_predict
 from tkbench.kernels.warmup import hierarchical_warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
-from tkbench.solvers.annealing import GAMMAS, LAMBDAS, HGKFitResult, optimise_weights, svm_coefficients
+from tkbench.solvers.annealing import (
+    GAMMAS,
+    LAMBDAS,
+    LINE_SEARCHES,
+    HGKFitResult,
+    optimise_weights,
+    svm_coefficients,
+)
 from tkbench.solvers.checkpoint import Checkpoint, fingerprint
 
 
@@ -63,13 +70,15 @@ class _HGKBase(BaseEstimator):
     ``step_scale`` (s: an annealing step multiplies one weight by exp(s z), z standard normal), ``multiclass``
     ("shared": one kernel for the one-vs-all problems; "separate": one per class), ``random_state`` (the D1 / D2 /
     D3 split, annealing draws), ``loss`` ("ls": the least-squares SVM, the paper's Table 1; "hinge": the hinge
-    SVM without offset, classification only, :mod:`tkbench.solvers.hinge_svm`), ``checkpoint`` (a path prefix: finished candidates are saved there and a fit of the
-    same problem continues after them; see the module).
+    SVM without offset, classification only, :mod:`tkbench.solvers.hinge_svm`), ``line_search`` (the first
+    trial step of the gradient steps' Armijo-Goldstein backtracking: "warm", min(1, twice the previous step), or
+    "fixed", 1 at every step; :mod:`tkbench.solvers.annealing`), ``checkpoint`` (a path prefix: finished
+    candidates are saved there and a fit of the same problem continues after them; see the module).
     """
 
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=LAMBDAS, gammas=GAMMAS, step_scale=0.3, multiclass="shared",
-                 candidates=None, random_state=0, loss="ls", checkpoint=None):
+                 candidates=None, random_state=0, loss="ls", line_search="warm", checkpoint=None):
         self.architecture = architecture
         self.L = L
         self.M = M
@@ -83,6 +92,7 @@ class _HGKBase(BaseEstimator):
         self.candidates = candidates
         self.random_state = random_state
         self.loss = loss
+        self.line_search = line_search
         self.checkpoint = checkpoint
 
     def _candidate_checkpoint(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray]) -> Checkpoint | None:
@@ -90,7 +100,7 @@ class _HGKBase(BaseEstimator):
         if self.checkpoint is None:
             return None
         facts = {k: getattr(self, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
-                                                "multiclass", "random_state", "loss")}
+                                                "multiclass", "random_state", "loss", "line_search")}
         key = fingerprint(X, *problems, spec=spec if isinstance(spec, str) else repr(spec), **facts)
         return Checkpoint(f"{self.checkpoint}.cand{index}.npz", key)
 
@@ -100,6 +110,8 @@ class _HGKBase(BaseEstimator):
                 raise ValueError(f"{name} = {getattr(self, name)!r}: expected an integer >= 1 (Algorithm 1)")
         if self.loss == "hinge" and not isinstance(self, ClassifierMixin):
             raise ValueError("loss = 'hinge' is for classification (HGKClassifier); HGKRegressor uses 'ls'")
+        if self.line_search not in LINE_SEARCHES:
+            raise ValueError(f"line_search = {self.line_search!r}: expected one of {LINE_SEARCHES}")
         if self.multiclass not in ("shared", "separate"):
             raise ValueError(f"multiclass = {self.multiclass!r}: expected 'shared' or 'separate'")
         candidates = [self.architecture] if self.candidates is None else list(self.candidates)
@@ -126,7 +138,7 @@ class _HGKBase(BaseEstimator):
                 results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1),
                                             N2=int(self.N2), N3=int(self.N3), lambdas=tuple(self.lambdas),
                                             gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
-                                            loss=self.loss)
+                                            loss=self.loss, line_search=self.line_search)
                            for t in problems]
                 seconds = time.perf_counter() - t0
                 if state is not None:
@@ -165,6 +177,9 @@ class _HGKBase(BaseEstimator):
                 "lambda": [float(v) for v in self.lambda_], "lambda_grid": [float(v) for v in self.lambdas],
                 "d3_risk": [float(v) for v in self.d3_risk_],
                 "rounds": int(sum(len(h) for h in self.history_)),
+                "descent_steps": int(sum(e.get("steps", 0) for h in self.history_ for e in h if e["step"] == "descent")),
+                "descent_evaluations": int(sum(e.get("evaluations", 0) for h in self.history_ for e in h)),
+                "line_search": self.line_search,
                 "architecture": self.architecture_spec_, "selection": list(self.selection_)}
 
 

@@ -63,6 +63,8 @@ ENTRIES = (
           "sets (one-vs-all against the class code as a regression target; untuned random forest)"),
     Entry("investigate_rf_defaults", "Checked: paper 002's RF column against scikit-learn's forest defaults and R's "
           "randomForest regression defaults (mtry = p / 3, nodesize 5)"),
+    Entry("investigate_line_search", "Checked: the first trial step of Algorithm 1's line search in paper 002 "
+          "(1 at every step against twice the previous step), on the first draw of every Table 1 set"),
 )
 
 

@@ -132,6 +132,10 @@ def test_line_search_choice_is_validated():
         A.gradient_descent(ARCH, ARCH.initial_weights(), X[:10], Y[:10], X[10:20], np.zeros(10), 1, line_search="x")
     with pytest.raises(ValueError, match="line_search"):
         A.optimise_weights(ARCH, X, Y, M=1, line_search="fast")
+    from tkbench import HGKRegressor
+
+    with pytest.raises(ValueError, match="line_search"):
+        HGKRegressor(line_search="slow", M=1).fit(X, Y)
 
 
 def test_algorithm_1_never_returns_weights_worse_on_d3_than_the_initial_ones():

@@ -49,8 +49,8 @@ from tkbench.learners.registry import Family, register
 from tkbench.solvers.annealing import (
     GAMMAS,
     LAMBDAS,
-    LINE_SEARCHES,
     HGKFitResult,
+    check_line_search,
     optimise_weights,
     svm_coefficients,
 )
@@ -110,8 +110,7 @@ class _HGKBase(BaseEstimator):
                 raise ValueError(f"{name} = {getattr(self, name)!r}: expected an integer >= 1 (Algorithm 1)")
         if self.loss == "hinge" and not isinstance(self, ClassifierMixin):
             raise ValueError("loss = 'hinge' is for classification (HGKClassifier); HGKRegressor uses 'ls'")
-        if self.line_search not in LINE_SEARCHES:
-            raise ValueError(f"line_search = {self.line_search!r}: expected one of {LINE_SEARCHES}")
+        check_line_search(self.line_search)
         if self.multiclass not in ("shared", "separate"):
             raise ValueError(f"multiclass = {self.multiclass!r}: expected 'shared' or 'separate'")
         candidates = [self.architecture] if self.candidates is None else list(self.candidates)

@@ -165,6 +165,12 @@ class DescentResult:
 LINE_SEARCHES = ("warm", "fixed")
 
 
+def check_line_search(line_search: str) -> None:
+    """The one check of a ``line_search`` value (descent, Algorithm 1 and the HGK learners)."""
+    if line_search not in LINE_SEARCHES:
+        raise ValueError(f"line_search = {line_search!r}: expected one of {LINE_SEARCHES}")
+
+
 def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: np.ndarray, X1: np.ndarray,
                      alpha: np.ndarray, n_steps: int, *, eta0: float = 1.0, c: float = 1e-4,
                      shrink: float = 0.5, max_backtracks: int = 30, gtol: float = 1e-10,
@@ -174,8 +180,7 @@ def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2
     first trial (module doc): ``"fixed"``: ``eta0`` at every step; ``"warm"``: ``eta_start`` (default ``eta0``) at
     the first step, then min(eta0, 2 eta_prev). Each trial point is evaluated with its gradient in the same
     compiled pass, so an accepted trial needs no second pass."""
-    if line_search not in LINE_SEARCHES:
-        raise ValueError(f"line_search = {line_search!r}: expected one of {LINE_SEARCHES}")
+    check_line_search(line_search)
     w = np.array(weights, float)
     risk, grad = risk_gradient(arch, w, X2, y2, X1, alpha, loss)
     evaluations = 1
@@ -234,8 +239,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
     weights (they are the first candidate). ``loss``: "ls" (the paper's) or "hinge" (labels +-1; see the module)."""
     if loss not in ("ls", "hinge"):
         raise ValueError(f"loss = {loss!r}: expected 'ls' or 'hinge'")
-    if line_search not in LINE_SEARCHES:
-        raise ValueError(f"line_search = {line_search!r}: expected one of {LINE_SEARCHES}")
+    check_line_search(line_search)
     if loss == "hinge" and not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("loss = 'hinge' needs labels -1 / +1")
     rng = rng or np.random.default_rng(0)
@@ -266,13 +270,13 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
         w = result.weights
         history.append({"round": outer, "step": "anneal", "lambda": lam, "gamma": gamma, "d2": result.risk,
                         "accepted": result.accepted})
-        improved, local_minimum, eta = False, False, 1.0  # "warm": the first trial step, carried between rounds
+        improved, local_minimum, eta = False, False, None  # "warm": the first trial step, carried between rounds
         for _ in range(L):
             if local_minimum:
                 state = BlockState(arch, w, X2, X1)
                 result = anneal(state, alpha, y2, N2, rng, step_scale, loss)
                 w, d2 = result.weights, result.risk
-                local_minimum, eta = False, 1.0
+                local_minimum, eta = False, None  # after annealing: from eta0 again
                 history.append({"round": outer, "step": "anneal", "d2": d2, "accepted": result.accepted})
             else:
                 descent = gradient_descent(arch, w, X2, y2, X1, alpha, N3, loss=loss, line_search=line_search,

@@ -138,6 +138,64 @@ def test_line_search_choice_is_validated():
         HGKRegressor(line_search="slow", M=1).fit(X, Y)
 
 
+def test_cv_grid_search_equals_sklearns_grid_search_cv_within_d1():
+    """grid_search="cv": 5-fold CV within D1 (contiguous folds of D1's random order); with equal folds the
+    least-squares SVM's A = K + m_fold lambda I is KernelRidge(alpha = m_fold lambda), so sklearn's GridSearchCV
+    over the same folds must pick the same lambda with the same score, per gamma and overall."""
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X1, y1, X2, y2 = X[:40], Y[:40], X[40:60], Y[40:60]
+    lambdas, gammas = (1e-6, 1e-4, 1e-2, 1e-1), (0.5, 1.0, 2.0)
+    score, lam, gamma, w, alpha = A.select_lambda_gamma(ARCH, ARCH.initial_weights(), X1, y1, X2, y2, lambdas, gammas,
+                                                        grid_search="cv")
+    best = None
+    for g in gammas:
+        K = kernel(ARCH, A.scaled_top(ARCH, ARCH.initial_weights(), g), X1)
+        search = GridSearchCV(KernelRidge(kernel="precomputed"), {"alpha": [32 * v for v in lambdas]},
+                              cv=KFold(5), scoring="neg_mean_squared_error").fit(K, y1)
+        if best is None or -search.best_score_ < best[0] - 1e-12:
+            best = (-search.best_score_, search.best_params_["alpha"] / 32, g, K)
+    assert lam == pytest.approx(best[1]) and gamma == best[2] and score == pytest.approx(best[0], rel=1e-8)
+    assert np.allclose(w, A.scaled_top(ARCH, ARCH.initial_weights(), gamma))
+    assert np.allclose(alpha, A.ls_svm_coefficients(best[3], y1, lam))  # refit on all of D1
+    d2 = A.select_lambda_gamma(ARCH, ARCH.initial_weights(), X1, y1, X2, y2, lambdas, gammas)
+    K21 = kernel(ARCH, d2[3], X2, X1)
+    assert d2[0] == pytest.approx(float(np.mean((y2 - K21 @ d2[4]) ** 2)))  # "d2" scores on D2
+    with pytest.raises(ValueError, match="grid_search"):
+        A.select_lambda_gamma(ARCH, ARCH.initial_weights(), X1, y1, X2, y2, lambdas, gammas, grid_search="d3")
+
+
+def test_algorithm_1_and_the_learners_take_the_cv_grid_search():
+    result = A.optimise_weights(ARCH, X, Y, L=1, M=2, N1=20, N2=10, N3=2, rng=np.random.default_rng(3),
+                                grid_search="cv")
+    assert result.d3_risk <= result.initial_d3_risk and result.lam in A.LAMBDAS
+    with pytest.raises(ValueError, match="grid_search"):
+        A.optimise_weights(ARCH, X, Y, M=1, grid_search="D2")
+    from tkbench import HGKClassifier, HGKRegressor
+
+    reg = HGKRegressor("depth2:2", L=1, M=1, N1=10, N2=5, N3=1, grid_search="cv").fit(X, Y)
+    assert reg.diagnostics()["grid_search"] == "cv"
+    labels = np.where(Y > 0, 1, -1)
+    clf = HGKClassifier("inhomogeneous", L=1, M=1, N1=10, N2=5, N3=1, loss="hinge", grid_search="cv").fit(X, labels)
+    assert clf.score(X, labels) > 0.6
+    with pytest.raises(ValueError, match="grid_search"):
+        HGKRegressor(grid_search="holdout", M=1).fit(X, Y)
+
+
+def test_checkpoint_key_names_grid_search_only_when_cv():
+    """Checkpoints written before the option existed (the d2 rule) keep their key; "cv" gets its own."""
+    from tkbench import HGKRegressor
+    from tkbench.solvers.checkpoint import fingerprint
+
+    plain = HGKRegressor(checkpoint="/tmp/x")
+    facts = {k: getattr(plain, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
+                                            "multiclass", "random_state", "loss", "line_search")}
+    old_key = fingerprint(X, Y, spec="inhomogeneous", **facts)
+    assert plain._candidate_checkpoint(0, "inhomogeneous", X, [Y]).problem == old_key
+    cv = HGKRegressor(checkpoint="/tmp/x", grid_search="cv")._candidate_checkpoint(0, "inhomogeneous", X, [Y])
+    assert cv.problem != old_key
+
+
 def test_algorithm_1_never_returns_weights_worse_on_d3_than_the_initial_ones():
     result = A.optimise_weights(ARCH, X, Y, L=2, M=2, N1=50, N2=30, N3=3, rng=np.random.default_rng(3))
     assert result.d3_risk <= result.initial_d3_risk

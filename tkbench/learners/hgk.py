@@ -50,6 +50,7 @@ from tkbench.solvers.annealing import (
     GAMMAS,
     LAMBDAS,
     HGKFitResult,
+    check_grid_search,
     check_line_search,
     optimise_weights,
     svm_coefficients,
@@ -72,13 +73,16 @@ class _HGKBase(BaseEstimator):
     D3 split, annealing draws), ``loss`` ("ls": the least-squares SVM, the paper's Table 1; "hinge": the hinge
     SVM without offset, classification only, :mod:`tkbench.solvers.hinge_svm`), ``line_search`` (the first
     trial step of the gradient steps' Armijo-Goldstein backtracking: "warm", min(1, twice the previous step), or
-    "fixed", 1 at every step; :mod:`tkbench.solvers.annealing`), ``checkpoint`` (a path prefix: finished
+    "fixed", 1 at every step; :mod:`tkbench.solvers.annealing`), ``grid_search`` (how step 3 scores each
+    (lambda, gamma): "d2", the error on D2 of the SVM trained on D1, or "cv", 5-fold CV within D1),
+    ``checkpoint`` (a path prefix: finished
     candidates are saved there and a fit of the same problem continues after them; see the module).
     """
 
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=LAMBDAS, gammas=GAMMAS, step_scale=0.3, multiclass="shared",
-                 candidates=None, random_state=0, loss="ls", line_search="warm", checkpoint=None):
+                 candidates=None, random_state=0, loss="ls", line_search="warm", grid_search="d2",
+                 checkpoint=None):
         self.architecture = architecture
         self.L = L
         self.M = M
@@ -93,6 +97,7 @@ class _HGKBase(BaseEstimator):
         self.random_state = random_state
         self.loss = loss
         self.line_search = line_search
+        self.grid_search = grid_search
         self.checkpoint = checkpoint
 
     def _candidate_checkpoint(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray]) -> Checkpoint | None:
@@ -101,6 +106,8 @@ class _HGKBase(BaseEstimator):
             return None
         facts = {k: getattr(self, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
                                                 "multiclass", "random_state", "loss", "line_search")}
+        if self.grid_search != "d2":  # named only when not the rule of the runs before it existed: their keys hold
+            facts["grid_search"] = self.grid_search
         key = fingerprint(X, *problems, spec=spec if isinstance(spec, str) else repr(spec), **facts)
         return Checkpoint(f"{self.checkpoint}.cand{index}.npz", key)
 
@@ -111,6 +118,7 @@ class _HGKBase(BaseEstimator):
         if self.loss == "hinge" and not isinstance(self, ClassifierMixin):
             raise ValueError("loss = 'hinge' is for classification (HGKClassifier); HGKRegressor uses 'ls'")
         check_line_search(self.line_search)
+        check_grid_search(self.grid_search)
         if self.multiclass not in ("shared", "separate"):
             raise ValueError(f"multiclass = {self.multiclass!r}: expected 'shared' or 'separate'")
         candidates = [self.architecture] if self.candidates is None else list(self.candidates)
@@ -137,7 +145,8 @@ class _HGKBase(BaseEstimator):
                 results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1),
                                             N2=int(self.N2), N3=int(self.N3), lambdas=tuple(self.lambdas),
                                             gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
-                                            loss=self.loss, line_search=self.line_search)
+                                            loss=self.loss, line_search=self.line_search,
+                                            grid_search=self.grid_search)
                            for t in problems]
                 seconds = time.perf_counter() - t0
                 if state is not None:
@@ -178,7 +187,7 @@ class _HGKBase(BaseEstimator):
                 "rounds": int(sum(len(h) for h in self.history_)),
                 "descent_steps": int(sum(e.get("steps", 0) for h in self.history_ for e in h if e["step"] == "descent")),
                 "descent_evaluations": int(sum(e.get("evaluations", 0) for h in self.history_ for e in h)),
-                "line_search": self.line_search,
+                "line_search": self.line_search, "grid_search": self.grid_search,
                 "architecture": self.architecture_spec_, "selection": list(self.selection_)}
 
 

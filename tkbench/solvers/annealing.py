@@ -213,18 +213,58 @@ class HGKFitResult:
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
-def select_lambda_gamma(arch: Architecture, weights: np.ndarray, X1, y1, X2, y2, lambdas, gammas, loss: str = "ls"):
-    """Step 3's grid search: (lambda, gamma) with the least error (the loss's) on D2 of the SVM trained on D1."""
+GRID_SEARCHES = ("d2", "cv")
+CV_FOLDS = 5  # step 3's folds within D1 (grid_search="cv"): liquidSVM's default, the paper's baselines' CV
+
+
+def check_grid_search(grid_search: str) -> None:
+    """The one check of a ``grid_search`` value (Algorithm 1 and the HGK learners)."""
+    if grid_search not in GRID_SEARCHES:
+        raise ValueError(f"grid_search = {grid_search!r}: expected one of {GRID_SEARCHES}")
+
+
+def _cv_risks(K11: np.ndarray, y1: np.ndarray, lambdas, loss: str, folds: int) -> np.ndarray:
+    """The mean held-out risk per lambda of the SVM trained on the other folds of D1 (``folds`` contiguous folds of
+    D1, whose order is already random)."""
+    n1 = len(y1)
+    parts = np.array_split(np.arange(n1), min(folds, n1))
+    risks = np.zeros(len(lambdas))
+    for held in parts:
+        train = np.setdiff1d(np.arange(n1), held, assume_unique=True)
+        K_train, K_held = K11[np.ix_(train, train)], K11[np.ix_(held, train)]
+        for j, lam in enumerate(lambdas):
+            coef = svm_coefficients(K_train, y1[train], lam, loss)
+            risks[j] += risk_of(y1[held], K_held @ coef, loss) * len(held) / n1
+    return risks
+
+
+def select_lambda_gamma(arch: Architecture, weights: np.ndarray, X1, y1, X2, y2, lambdas, gammas, loss: str = "ls",
+                        grid_search: str = "d2", folds: int = CV_FOLDS):
+    """Step 3's grid search: the (lambda, gamma) with the least error (the loss's) of the SVM, and that SVM
+    trained on all of D1. ``grid_search="d2"``: the error on D2 of the SVM trained on D1; ``"cv"``: the
+    ``folds``-fold CV error within D1 (D2 unused; needs 2 rows in D1, else "d2"). Returns (score, lambda, gamma,
+    the weights with gamma absorbed, alpha)."""
+    check_grid_search(grid_search)
+    cv = grid_search == "cv" and len(y1) >= 2
     best = None
     for gamma in gammas:
         w = scaled_top(arch, weights, gamma)
         K11 = kernel(arch, w, X1)
+        if cv:
+            risks = _cv_risks(K11, y1, lambdas, loss, folds)
+            j = int(np.argmin(risks))  # the first of equal risks: as the d2 loop below
+            if best is None or risks[j] < best[0]:
+                best = (float(risks[j]), lambdas[j], gamma, w, K11)
+            continue
         K21 = kernel(arch, w, X2, X1)
         for lam in lambdas:
             alpha = svm_coefficients(K11, y1, lam, loss)
             risk = risk_of(y2, K21 @ alpha, loss)
             if best is None or risk < best[0]:
                 best = (risk, lam, gamma, w, alpha)
+    if cv:
+        score, lam, gamma, w, K11 = best
+        best = (score, lam, gamma, w, svm_coefficients(K11, y1, lam, loss))
     return best
 
 
@@ -232,7 +272,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                      N1: int = 1000, N2: int = 500, N3: int = 10, lambdas=LAMBDAS,
                      gammas=GAMMAS, step_scale: float = 0.3, rng: np.random.Generator | None = None,
                      weights: np.ndarray | None = None, loss: str = "ls",
-                     line_search: str = "warm") -> HGKFitResult:
+                     line_search: str = "warm", grid_search: str = "d2") -> HGKFitResult:
     """Algorithm 1 on the training part (X, y), labels in [-1, 1]; y a vector, or an (n, k) matrix of k outputs
     sharing one kernel (the one-vs-all problems of a multi-class set: every risk is then the mean over points and
     outputs). Returns the weights with the least D3 error (gamma absorbed), never worse on D3 than the initial
@@ -240,6 +280,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
     if loss not in ("ls", "hinge"):
         raise ValueError(f"loss = {loss!r}: expected 'ls' or 'hinge'")
     check_line_search(line_search)
+    check_grid_search(grid_search)
     if loss == "hinge" and not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("loss = 'hinge' needs labels -1 / +1")
     rng = rng or np.random.default_rng(0)
@@ -261,7 +302,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
     for outer in range(M):
         p1, p2 = part12[:n1], part12[n1:]
         X1, y1, X2, y2 = X[p1], y[p1], X[p2], y[p2]
-        risk2, lam, gamma, w, alpha = select_lambda_gamma(arch, w, X1, y1, X2, y2, lambdas, gammas, loss)
+        _, lam, gamma, w, alpha = select_lambda_gamma(arch, w, X1, y1, X2, y2, lambdas, gammas, loss, grid_search)
         if initial is None:
             initial = d3_risk(w, X1, alpha)
             best_w, best_risk, best_lam = w.copy(), initial, lam

@@ -175,6 +175,8 @@ def test_algorithm_1_and_the_learners_take_the_cv_grid_search():
 
     reg = HGKRegressor("depth2:2", L=1, M=1, N1=10, N2=5, N3=1, grid_search="cv").fit(X, Y)
     assert reg.diagnostics()["grid_search"] == "cv"
+    assert [len(k) for k in reg.diagnostics()["step3"]] == [1]  # M = 1: one (lambda, gamma) per outer iteration
+    assert reg.diagnostics()["step3"][0][0][0] in A.LAMBDAS
     labels = np.where(Y > 0, 1, -1)
     clf = HGKClassifier("inhomogeneous", L=1, M=1, N1=10, N2=5, N3=1, loss="hinge", grid_search="cv").fit(X, labels)
     assert clf.score(X, labels) > 0.6

@@ -32,7 +32,8 @@ the files are removed when the fit ends.
 Fitted attributes: ``weights_`` (one row per learned kernel: n_kernels x n_weights, gamma absorbed; one row
 unless ``multiclass="separate"``), ``lambda_`` (per kernel), ``architecture_`` (the resolved nested-list
 architecture; ``architecture_spec_`` as given, e.g. ``"depth2:8"``), ``selection_``, ``depth_``, ``history_`` (Algorithm 1's rounds per kernel), ``alpha_`` (the final SVM
-coefficients: n_train x n_outputs), ``d3_risk_`` (per kernel).
+coefficients: n_train x n_outputs), ``d3_risk_`` (per kernel). ``diagnostics()`` adds, per kernel, the (lambda,
+gamma) step 3 chose in each outer iteration (``step3``) and the line-search counts.
 """
 from __future__ import annotations
 
@@ -183,6 +184,7 @@ class _HGKBase(BaseEstimator):
     def diagnostics(self) -> dict:
         return {"depth": int(self.depth_), "n_weights": int(self.weights_.shape[1]),
                 "lambda": [float(v) for v in self.lambda_], "lambda_grid": [float(v) for v in self.lambdas],
+                "step3": [[[e["lambda"], e["gamma"]] for e in h if "lambda" in e] for h in self.history_],
                 "d3_risk": [float(v) for v in self.d3_risk_],
                 "rounds": int(sum(len(h) for h in self.history_)),
                 "descent_steps": int(sum(e.get("steps", 0) for h in self.history_ for e in h if e["step"] == "descent")),

@@ -24,7 +24,13 @@ Where the paper is silent, our choices (tested):
   ``GAMMAS`` below: why this lambda range);
 - gamma: the top-layer weights are divided by gamma (the paper notes gamma "can be consumed by the weights"), so
   the grid search for gamma rescales them and the chosen gamma is absorbed into W;
-- the grid search of step 3 scores each (lambda, gamma) by the least-squares error on D2 of the SVM trained on D1;
+- the grid search of step 3 ("train an SVM on D1 including grid search for lambda and gamma"; the paper calls
+  CV the usual way to grid-search, and liquidSVM defaults to 5-fold CV on the training data): ``grid_search``
+  "d2" scores each (lambda, gamma) by the error on D2 of the SVM trained on D1 (our first reading), "cv" by
+  5-fold CV within D1 (contiguous folds of D1's random order, so no extra random draw; A = K + m_fold lambda I
+  per fold) and then trains the SVM with the chosen pair on all of D1. "cv" costs about 2.5 times the
+  Cholesky work of "d2" per outer iteration (5 x 0.8^3 per pair). ``configs/investigate_grid_search.yaml``
+  compares them;
 - "achieved local minimum in the previous iteration": the previous round was gradient descent and its line search
   found no decrease (or the gradient vanished); the first of the L rounds follows the annealing of step 4, which
   is not a local minimum, so it is gradient descent;

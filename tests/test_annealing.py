@@ -282,6 +282,63 @@ def test_an_interrupted_hgk_fit_resumes_after_its_finished_candidates(tmp_path, 
     assert len(calls) == 2 and other.resumed_ is None
 
 
+def test_lambda_grids_rerun_the_chosen_architecture_and_keep_the_least_d3(tmp_path, monkeypatch):
+    """lambda_grids: after the architectures, the chosen one runs again with each further grid (the very run a fit
+    with that architecture and grid alone makes), and the least D3 error of all runs is kept; the first stage's
+    checkpoint keys do not depend on the option; an interruption in the second stage resumes there."""
+    from tkbench import HGKRegressor
+    from tkbench.learners import hgk as H
+
+    quick = {"L": 1, "M": 2, "N1": 20, "N2": 10, "N3": 2, "lambdas": (1e-8, 1e-7, 1e-6),
+             "candidates": ["inhomogeneous", [[0, 1], [1, 2]]]}
+    plain = HGKRegressor(**quick).fit(X, Y)
+    model = HGKRegressor(lambda_grids=[[1e-2, 1e-1]], **quick).fit(X, Y)
+    assert [c["d3_risk"] for c in model.selection_[:2]] == [c["d3_risk"] for c in plain.selection_]
+    stage1 = plain.selected_
+    assert model.selection_[2]["architecture"] == f"{stage1} [lambda 0.01-0.1]"
+    alone = HGKRegressor(**{**quick, "candidates": None, "lambdas": (1e-2, 1e-1)},
+                         architecture=quick["candidates"][[c["architecture"] for c in plain.selection_].index(stage1)])
+    alone.fit(X, Y)
+    assert model.selection_[2]["d3_risk"] == alone.selection_[0]["d3_risk"]
+    d3 = [c["d3_risk"] for c in model.selection_]
+    assert model.selected_ == model.selection_[int(np.argmin(d3))]["architecture"]
+    assert model.d3_risk_[0] == min(d3) and model.lambda_grid_ == [1e-8, 1e-7, 1e-6, 1e-2, 1e-1]
+    kept = alone if model.selected_ == model.selection_[2]["architecture"] else plain
+    np.testing.assert_array_equal(model.weights_, kept.weights_)
+    assert model.diagnostics()["selected"] == model.selected_
+    assert d3[2] > min(d3[:2]) and model.selected_ == plain.selected_  # here the first grid's run is kept
+    # and where the first grid is far too large, the extra grid's run is kept, with its weights and lambda
+    heavy = {**quick, "lambdas": (10.0, 100.0)}
+    won = HGKRegressor(lambda_grids=[[1e-6, 1e-5]], **heavy).fit(X, Y)
+    assert won.selected_ == won.selection_[2]["architecture"] and won.lambda_[0] in (1e-6, 1e-5)
+    assert won.d3_risk_[0] < min(c["d3_risk"] for c in won.selection_[:2])
+
+    prefix = str(tmp_path / "run")
+    cands = [HGKRegressor(checkpoint=prefix, **{**quick, **extra})._candidate_checkpoint(0, "inhomogeneous", X, [Y])
+             for extra in ({}, {"lambda_grids": [[1e-2, 1e-1]]})]
+    assert cands[0].problem == cands[1].problem
+    real, calls = A.optimise_weights, []
+
+    def dies_on_the_third_run(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(H, "optimise_weights", dies_on_the_third_run)
+    with pytest.raises(KeyboardInterrupt):
+        HGKRegressor(checkpoint=prefix, lambda_grids=[[1e-2, 1e-1]], **quick).fit(X, Y)
+    monkeypatch.setattr(H, "optimise_weights", lambda *a, **k: calls.append(1) or real(*a, **k))
+    calls.clear()
+    resumed = HGKRegressor(checkpoint=prefix, lambda_grids=[[1e-2, 1e-1]], **quick).fit(X, Y)
+    assert len(calls) == 1 and resumed.resumed_["candidates"] == 2
+    assert [c["d3_risk"] for c in resumed.selection_] == d3
+    with pytest.raises(ValueError, match="lambda_grids"):
+        HGKRegressor(lambda_grids=[[]], M=1).fit(X, Y)
+    with pytest.raises(ValueError, match="lambda_grids"):
+        HGKRegressor(lambda_grids=[[1e-3, -1.0]], M=1).fit(X, Y)
+
+
 # the hinge-loss option (classification, labels +-1)
 LABELS = np.where(np.sin(3 * X[:, 0]) * X[:, 1] > 0, 1.0, -1.0)
 

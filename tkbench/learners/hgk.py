@@ -21,6 +21,15 @@ Architecture selection: ``architecture`` is one architecture (the config's CV gr
 and keeps the one with the least D3 error (``selection_`` lists each candidate's): 7 Algorithm 1 runs instead of
 the 5 x 7 + 1 of a 5-fold CV, the cheaper named reduction of issue 20.
 
+Lambda grid by D3 (``lambda_grids``; our addition, the paper prints no grid): step 3 picks lambda greedily for the
+current weights, and the weights then fitted on D2 with that lambda's alpha. On four Table 1 sets
+(``configs/investigate_grid_search.yaml``, depth2:6, M = 15) the wide grid 1e-8 .. 1e-2 (lambda 1e-7 .. 1e-5
+chosen) and the grid 1e-4 .. 1e-1 (its floor chosen) each won on two sets by 6-20 % of test error, and the D3
+error ranked the two runs as the test error did on all four. So a fit may name further grids: after the
+architecture is chosen with ``lambdas``, Algorithm 1 runs again for that architecture with each grid in
+``lambda_grids`` (same D1 / D2 / D3 split and random stream), and the run with the least D3 error is kept
+(``selected_`` names it, e.g. "depth2:6 [lambda 0.0001-0.1]"); one extra Algorithm 1 run per grid.
+
 Checkpoint (``checkpoint``, a path prefix; the runner sets it for final fits as it does for TK): after each
 candidate's Algorithm 1 its result (weights, lambda, D3 risks, history, seconds) is saved to
 ``<checkpoint>.cand<i>.npz``, keyed by the data and every parameter that defines the run; a fit killed with its
@@ -31,8 +40,10 @@ the files are removed when the fit ends.
 
 Fitted attributes: ``weights_`` (one row per learned kernel: n_kernels x n_weights, gamma absorbed; one row
 unless ``multiclass="separate"``), ``lambda_`` (per kernel), ``architecture_`` (the resolved nested-list
-architecture; ``architecture_spec_`` as given, e.g. ``"depth2:8"``), ``selection_``, ``depth_``, ``history_`` (Algorithm 1's rounds per kernel), ``alpha_`` (the final SVM
-coefficients: n_train x n_outputs), ``d3_risk_`` (per kernel). ``diagnostics()`` adds, per kernel, the (lambda,
+architecture; ``architecture_spec_`` as given, e.g. ``"depth2:8"``), ``selection_`` (per candidate run: its
+label, mean D3 error and seconds), ``selected_`` (the label kept), ``lambda_grid_`` (every lambda any run could
+choose), ``depth_``, ``history_`` (Algorithm 1's rounds per kernel), ``alpha_`` (the final SVM coefficients:
+n_train x n_outputs), ``d3_risk_`` (per kernel). ``diagnostics()`` adds, per kernel, the (lambda,
 gamma) step 3 chose in each outer iteration (``step3``) and the line-search counts.
 """
 from __future__ import annotations
@@ -76,6 +87,8 @@ class _HGKBase(BaseEstimator):
     trial step of the gradient steps' Armijo-Goldstein backtracking: "warm", min(1, twice the previous step), or
     "fixed", 1 at every step; :mod:`tkbench.solvers.annealing`), ``grid_search`` (how step 3 scores each
     (lambda, gamma): "d2", the error on D2 of the SVM trained on D1, or "cv", 5-fold CV within D1),
+    ``lambda_grids`` (None, or further lambda grids: Algorithm 1 is run again with each of them for the
+    architecture chosen among ``candidates``, and the run with the least D3 error of all is kept; see the module),
     ``checkpoint`` (a path prefix: finished
     candidates are saved there and a fit of the same problem continues after them; see the module).
     """
@@ -83,7 +96,7 @@ class _HGKBase(BaseEstimator):
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=LAMBDAS, gammas=GAMMAS, step_scale=0.3, multiclass="shared",
                  candidates=None, random_state=0, loss="ls", line_search="warm", grid_search="d2",
-                 checkpoint=None):
+                 lambda_grids=None, checkpoint=None):
         self.architecture = architecture
         self.L = L
         self.M = M
@@ -99,18 +112,47 @@ class _HGKBase(BaseEstimator):
         self.loss = loss
         self.line_search = line_search
         self.grid_search = grid_search
+        self.lambda_grids = lambda_grids
         self.checkpoint = checkpoint
 
-    def _candidate_checkpoint(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray]) -> Checkpoint | None:
-        """The state file of candidate ``index``: keyed by the data, the targets and every parameter of the run."""
+    def _candidate_checkpoint(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray],
+                              lambdas=None) -> Checkpoint | None:
+        """The state file of candidate ``index``: keyed by the data, the targets and every parameter of the run
+        (``lambdas``: the candidate's own grid, ``self.lambdas`` unless a ``lambda_grids`` candidate)."""
         if self.checkpoint is None:
             return None
         facts = {k: getattr(self, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
                                                 "multiclass", "random_state", "loss", "line_search")}
+        if lambdas is not None:
+            facts["lambdas"] = list(lambdas)
         if self.grid_search != "d2":  # named only when not the rule of the runs before it existed: their keys hold
             facts["grid_search"] = self.grid_search
         key = fingerprint(X, *problems, spec=spec if isinstance(spec, str) else repr(spec), **facts)
         return Checkpoint(f"{self.checkpoint}.cand{index}.npz", key)
+
+    def _run_candidate(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray], lambdas, states: list):
+        """Algorithm 1 for one candidate (one architecture and one lambda grid), or its saved result."""
+        arch = Architecture(spec, X.shape[1])
+        state = self._candidate_checkpoint(index, spec, X, problems, None if lambdas is None else lambdas)
+        states.append(state)
+        loaded = None if state is None else state.load()
+        if loaded is not None:  # finished before an interruption
+            results, seconds = _results_from_state(*loaded)
+            self.fit_seconds_before_resume_ += seconds
+            self.resumed_ = {"candidates": index + 1, "seconds": self.fit_seconds_before_resume_}
+            return arch, results, seconds
+        rng = np.random.default_rng(self.random_state)  # the same D1 / D2 / D3 for every candidate
+        t0 = time.perf_counter()
+        grid = tuple(self.lambdas if lambdas is None else lambdas)
+        results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1),
+                                    N2=int(self.N2), N3=int(self.N3), lambdas=grid,
+                                    gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
+                                    loss=self.loss, line_search=self.line_search, grid_search=self.grid_search)
+                   for t in problems]
+        seconds = time.perf_counter() - t0
+        if state is not None:
+            state.save(*_state_of_results(results, seconds))
+        return arch, results, seconds
 
     def _fit_targets(self, X: np.ndarray, targets: list[np.ndarray]) -> None:
         for name in ("L", "M", "N1", "N2", "N3"):
@@ -125,39 +167,30 @@ class _HGKBase(BaseEstimator):
         candidates = [self.architecture] if self.candidates is None else list(self.candidates)
         if not candidates:
             raise ValueError("candidates = []: expected None or at least one architecture")
+        grids = _check_lambda_grids(self.lambda_grids)
         # one Algorithm 1 run per learned kernel: all outputs together, or one output each
         problems = [np.column_stack(targets)] if self.multiclass == "shared" else [t[:, None] for t in targets]
         problems = [t[:, 0] if t.shape[1] == 1 else t for t in problems]
         best, self.selection_ = None, []
         self.resumed_, self.fit_seconds_before_resume_ = None, 0.0
-        states = []
-        for index, spec in enumerate(candidates):
-            arch = Architecture(spec, X.shape[1])
-            state = self._candidate_checkpoint(index, spec, X, problems)
-            states.append(state)
-            loaded = None if state is None else state.load()
-            if loaded is not None:  # finished before an interruption
-                results, seconds = _results_from_state(*loaded)
-                self.fit_seconds_before_resume_ += seconds
-                self.resumed_ = {"candidates": index + 1, "seconds": self.fit_seconds_before_resume_}
-            else:
-                rng = np.random.default_rng(self.random_state)  # the same D1 / D2 / D3 for every candidate
-                t0 = time.perf_counter()
-                results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1),
-                                            N2=int(self.N2), N3=int(self.N3), lambdas=tuple(self.lambdas),
-                                            gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
-                                            loss=self.loss, line_search=self.line_search,
-                                            grid_search=self.grid_search)
-                           for t in problems]
-                seconds = time.perf_counter() - t0
-                if state is not None:
-                    state.save(*_state_of_results(results, seconds))
+        states: list = []
+
+        def consider(label: str, spec, arch, results, seconds) -> None:
+            nonlocal best
             d3 = float(np.mean([r.d3_risk for r in results]))
-            self.selection_.append({"architecture": spec if isinstance(spec, str) else arch.describe(),
-                                    "d3_risk": d3, "seconds": seconds})
+            self.selection_.append({"architecture": label, "d3_risk": d3, "seconds": seconds})
             if best is None or (not np.isnan(d3) and (np.isnan(best[0]) or d3 < best[0])):
-                best = (d3, spec, arch, results)
-        _, spec, arch, results = best
+                best = (d3, label, spec, arch, results)
+
+        for index, spec in enumerate(candidates):  # stage 1: the architectures, with ``lambdas``
+            arch, results, seconds = self._run_candidate(index, spec, X, problems, None, states)
+            consider(spec if isinstance(spec, str) else arch.describe(), spec, arch, results, seconds)
+        chosen_label, chosen_spec = best[1], best[2]
+        for j, grid in enumerate(grids):  # stage 2: the chosen architecture with each further lambda grid
+            arch, results, seconds = self._run_candidate(len(candidates) + j, chosen_spec, X, problems, grid, states)
+            consider(f"{chosen_label} [lambda {min(grid):g}-{max(grid):g}]", chosen_spec, arch, results, seconds)
+        _, self.selected_, spec, arch, results = best
+        self.lambda_grid_ = sorted({float(v) for grid in [self.lambdas, *grids] for v in grid})
         self.architecture_ = arch.describe()
         self.architecture_spec_ = spec if isinstance(spec, str) else self.architecture_
         self.depth_ = arch.depth
@@ -183,14 +216,28 @@ class _HGKBase(BaseEstimator):
 
     def diagnostics(self) -> dict:
         return {"depth": int(self.depth_), "n_weights": int(self.weights_.shape[1]),
-                "lambda": [float(v) for v in self.lambda_], "lambda_grid": [float(v) for v in self.lambdas],
+                "lambda": [float(v) for v in self.lambda_], "lambda_grid": list(self.lambda_grid_),
                 "step3": [[[e["lambda"], e["gamma"]] for e in h if "lambda" in e] for h in self.history_],
                 "d3_risk": [float(v) for v in self.d3_risk_],
                 "rounds": int(sum(len(h) for h in self.history_)),
                 "descent_steps": int(sum(e.get("steps", 0) for h in self.history_ for e in h if e["step"] == "descent")),
                 "descent_evaluations": int(sum(e.get("evaluations", 0) for h in self.history_ for e in h)),
                 "line_search": self.line_search, "grid_search": self.grid_search,
-                "architecture": self.architecture_spec_, "selection": list(self.selection_)}
+                "architecture": self.architecture_spec_, "selected": self.selected_,
+                "selection": list(self.selection_)}
+
+
+def _check_lambda_grids(grids) -> list[tuple[float, ...]]:
+    """``lambda_grids``: None, or a list of non-empty lambda grids of positive numbers."""
+    if grids is None:
+        return []
+    out = []
+    for grid in grids:
+        values = tuple(float(v) for v in np.atleast_1d(np.asarray(grid, dtype=float)))
+        if not values or not all(v > 0 and np.isfinite(v) for v in values):
+            raise ValueError(f"lambda_grids = {grids!r}: expected a list of non-empty lists of positive lambdas")
+        out.append(values)
+    return out
 
 
 def _state_of_results(results: list[HGKFitResult], seconds: float) -> tuple[dict, dict]:

@@ -172,7 +172,7 @@ def selection_table(res) -> TableModel | None:
     for ds, method, cell in _ok_cells(res):
         fits = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)
                 and isinstance(d.get("selection"), list) and len(d["selection"]) > 1]
-        picks, chosen = [d["selection"] for d in fits], [d.get("architecture") for d in fits]
+        picks, chosen = [d["selection"] for d in fits], [d.get("selected", d.get("architecture")) for d in fits]
         held_out = "D3"
         seconds = [sum(float(c["seconds"]) for c in p) for p in picks]
         if not picks:

@@ -399,3 +399,28 @@ def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_
     assert "one on airfoil: the solver's own lambda" not in text  # inside the grid
     section = text.split("Candidates chosen on held-out data")[1].split("###")[0]
     assert "| airfoil | hgk |" in section and "| airfoil | one |" not in section
+
+
+def test_selection_table_gives_the_chosen_architectures_re_runs_one_column(tmp_path, results_folder):
+    """HGK's lambda_grids: the chosen architecture's re-run with a further grid is labelled "<arch> [lambda a-b]";
+    the table puts those of every architecture in one column "chosen [lambda a-b]" and counts the fits' own
+    ``selected`` label."""
+    cfg = {"name": "selgrid", "metric": "ls_error", "protocol": {"splits": 2, "seed": 1}, "datasets": ["airfoil"],
+           "methods": [{"name": "hgk", "family": "hgk", "grid": {}}]}
+    exp, store, out = results_folder(cfg)
+    for spec in make_plan(exp):
+        arch = ["inhomogeneous", "depth2:4"][spec.split]
+        sel = [{"architecture": "inhomogeneous", "d3_risk": 0.020, "seconds": 10.0},
+               {"architecture": "depth2:4", "d3_risk": 0.020 + 0.002 * (1 - 2 * spec.split), "seconds": 30.0},
+               {"architecture": f"{arch} [lambda 0.0001-0.1]", "d3_risk": 0.010 + 0.020 * spec.split,
+                "seconds": 20.0}]
+        selected = sel[2]["architecture"] if spec.split == 0 else "depth2:4"
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": spec.task, "status": "ok", "error": None, "fit_seconds": 60.0, "cv_seconds": 0.0,
+                         "predict_seconds": 0.1, "mse": 9.0, "ls_error": 0.02,
+                         "diagnostics": {"architecture": arch, "selected": selected, "selection": sel}})
+    text = build_report(out, ["md"])[0].read_text()
+    assert ("| Dataset | Method | Held out | Chosen (runs) | inhomogeneous | depth2:4 | chosen [lambda 0.0001-0.1] | "
+            "All candidates (s) |") in text
+    assert ("| airfoil | hgk | D3 | depth2:4 (1), inhomogeneous [lambda 0.0001-0.1] (1) | 0.02000 | **0.02000** | "
+            "**0.02000** | 60 |") in text

@@ -161,6 +161,13 @@ def _cv_selection(cell) -> tuple[list[list[dict]], list[str]]:
     return picks, chosen
 
 
+def _column(label) -> str:
+    """A candidate's column: its label, or "chosen [lambda a-b]" for a re-run of the chosen architecture with a
+    further lambda grid (HGK's ``lambda_grids``), whatever the architecture, so that those share one column."""
+    label = str(label)
+    return "chosen" + label[label.index(" [lambda "):] if " [lambda " in label else label
+
+
 def selection_table(res) -> TableModel | None:
     """Which candidate a fit chose on held-out data: per (dataset, method) whose final fits report a ``selection``
     diagnostic (a list of ``{architecture, d3_risk, seconds}``, one per candidate; HGK's reduction 2: the
@@ -182,18 +189,19 @@ def selection_table(res) -> TableModel | None:
         if not picks:
             continue
         cells.append((ds, method, held_out, picks, chosen, seconds))
-        names += [n for n in dict.fromkeys(str(c["architecture"]) for p in picks for c in p) if n not in names]
+        names += [n for n in dict.fromkeys(_column(c["architecture"]) for p in picks for c in p) if n not in names]
     if not cells:
         return None
     rows = []
     for ds, method, held_out, picks, chosen, seconds in cells:
         counts = pd.Series([str(c) for c in chosen]).value_counts(sort=False).to_dict()
-        order = sorted(counts, key=lambda k: (-counts[k], names.index(k) if k in names else len(names)))
+        order = sorted(counts, key=lambda k: (-counts[k], names.index(_column(k)) if _column(k) in names
+                                              else len(names)))
         row = [Cell(ds), Cell(method), Cell(held_out), Cell(", ".join(f"{k} ({counts[k]})" for k in order))]
         for name in names:
-            risks = [float(c["d3_risk"]) for p in picks for c in p if str(c["architecture"]) == name]
+            risks = [float(c["d3_risk"]) for p in picks for c in p if _column(c["architecture"]) == name]
             mean = _mean(risks)
-            row.append(Cell("-" if math.isnan(mean) else f"{mean:.5f}", bold=name in counts))
+            row.append(Cell("-" if math.isnan(mean) else f"{mean:.5f}", bold=name in {_column(k) for k in counts}))
         mean_seconds = _mean(seconds)
         row.append(Cell("-" if math.isnan(mean_seconds) else f"{mean_seconds:.4g}"))
         rows.append(row)
@@ -204,4 +212,5 @@ def selection_table(res) -> TableModel | None:
                        "(HGK, reduction 2: the least-squares risk of the unclipped SVM on D3); k-fold CV: the CV's "
                        "mean least-squares error (HGK_cv, the paper's protocol), with the CV's time. Times from the "
                        "fits' own timers; a fit resumed from candidate checkpoints counts the candidates' original "
-                       "times."])
+                       "times. \"chosen [lambda a-b]\": the architecture chosen among the others, run again with "
+                       "that lambda grid (HGK's lambda_grids); the fit keeps whichever run has the least D3 error."])

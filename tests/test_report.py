@@ -424,3 +424,28 @@ def test_selection_table_gives_the_chosen_architectures_re_runs_one_column(tmp_p
             "All candidates (s) |") in text
     assert ("| airfoil | hgk | D3 | depth2:4 (1), inhomogeneous [lambda 0.0001-0.1] (1) | 0.02000 | **0.02000** | "
             "**0.02000** | 60 |") in text
+
+
+def test_not_run_methods_show_the_papers_numbers_beside_each_data_set():
+    """A reference method we do not implement (config `not_run`, paper 002's HKL) keeps its paper row after each
+    of our data sets' rows, marked 'not run', and under the no-data sets marked 'no data'."""
+    import pandas as pd
+
+    from tkbench.report.reference import Reference
+    from tkbench.report.tables import metric_tables
+
+    ref = Reference(Path(__file__).resolve().parents[1] / "configs" / "reference" / "hgk2016_table1.yaml")
+    base = {"metric": "ls_error", "metric_std": 0.001, "best": False, "fit_mean": 1.0, "fit_std": 0.1,
+            "cv_mean": 5.0, "n_ok": 1, "planned": 1, "n_failed": 0, "n_timeout": 0, "n_crashed": 0, "n_missing": 0}
+    summary = pd.DataFrame([{**base, "dataset": ds, "method": m, "metric_mean": 0.1}
+                            for ds in ("bank", "cadata") for m in ("SVM", "RF")])
+    names = {"datasets": {"bank": "bank", "cadata": "cadata"}, "methods": {"SVM": "SVM", "RF": "RF"}}
+    table = metric_tables(summary, ref, names, no_data=["cod"], not_run=["HKL"])[0]
+    cells = [[c.text for c in row] for row in table.rows]
+    assert [r[:2] for r in cells] == [["bank", "SVM"], ["bank", "RF"], ["bank", "HKL"], ["cadata", "SVM"],
+                                      ["cadata", "RF"], ["cadata", "HKL"], ["cod", "SVM"], ["cod", "RF"],
+                                      ["cod", "HKL"]]
+    assert cells[2][2:4] == ["not run", "0.29387 ± 0.00283"] and cells[2][-1] == "not run"
+    assert cells[5][3] == "0.06247 ± 0.00138" and cells[8][2:4] == ["no data", "0.17336 ± 0.00126"]
+    plain = metric_tables(summary, ref, names)[0]
+    assert [[c.text for c in row][1] for row in plain.rows] == ["SVM", "RF", "SVM", "RF"]

@@ -296,6 +296,9 @@ class Experiment(_Strict):
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
     no_data: list[str] = Field(default_factory=list, description="datasets of the reference table we have no data "
                                "for (their keys in the reference file): their paper rows are shown, marked 'no data'")
+    not_run: list[str] = Field(default_factory=list, description="methods of the reference table we do not run "
+                               "(their keys in the reference file): their paper rows are shown beside each data set's "
+                               "rows, marked 'not run'")
 
     @field_validator("name")
     @classmethod

@@ -67,10 +67,31 @@ def _status(line: pd.Series) -> str:
     return ", ".join(parts) or "-"
 
 
+def _paper_only_row(dataset: str, method: str, status: str, paper, as_error: bool, digits: int) -> list[Cell]:
+    """A row with the paper's number only: a data set we have no data for, or a method we do not run."""
+    paper_mean = 100.0 - paper.metric[0] if as_error else paper.metric[0]
+    return [Cell(dataset), Cell(method), Cell(status), Cell(fmt(paper_mean, paper.metric[1], digits)),
+            Cell("-"), Cell("-"), Cell("-"), Cell(fmt_time(*paper.time) if paper.time else "-"), Cell("-"),
+            Cell("0/0"), Cell(status)]
+
+
+def _not_run_rows(dataset: str, not_run: list[str] | None, reference: Reference | None,
+                  ref_names: dict[str, dict[str, str]], metric: str, as_error: bool, digits: int) -> list[list[Cell]]:
+    """The paper's rows of the reference methods we do not run, for one of our data sets."""
+    out = []
+    for ref_method in (not_run or []) if reference is not None else []:
+        paper = reference.lookup(ref_names["datasets"].get(dataset, dataset), ref_method, metric)
+        if paper is not None and paper.metric is not None:
+            out.append(_paper_only_row(dataset, ref_method, "not run", paper, as_error, digits))
+    return out
+
+
 def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names: dict[str, dict[str, str]],
-                  digits: dict[str, int] | None = None, no_data: list[str] | None = None) -> list[TableModel]:
-    """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset; the
-    paper's rows for the reference datasets in ``no_data`` follow, marked "no data"."""
+                  digits: dict[str, int] | None = None, no_data: list[str] | None = None,
+                  not_run: list[str] | None = None) -> list[TableModel]:
+    """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset; after
+    each data set's rows the paper's rows of the reference methods in ``not_run`` (marked "not run"), and at the
+    end the paper's rows for the reference datasets in ``no_data``, marked "no data"."""
     digits = {"accuracy": 2, "mse": 3, "ls_error": 5, **(digits or {})}
     tables = []
     for metric in ("accuracy", "mse", "ls_error"):
@@ -91,7 +112,12 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
         cols += ["CV time (s)", "Splits ok", "Not ok"]
         rows = []
         faster, timed, faster_matching = 0, 0, 0
+
+        previous = None
         for _, line in part.iterrows():
+            if previous is not None and line["dataset"] != previous:
+                rows += _not_run_rows(previous, not_run, reference, ref_names, metric, as_error, digits[metric])
+            previous = line["dataset"]
             row = [Cell(line["dataset"]), Cell(line["method"]),
                    Cell(fmt(line["metric_mean"], line["metric_std"], digits[metric]), bool(line["best"]))]
             paper = None
@@ -116,17 +142,14 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
             row += [Cell(fmt_time(line["cv_mean"])), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}"),
                     Cell(_status(line))]
             rows.append(row)
+        if previous is not None:
+            rows += _not_run_rows(previous, not_run, reference, ref_names, metric, as_error, digits[metric])
         for key in (no_data or []) if reference is not None else []:
-            for method, ref_method in ref_names["methods"].items():
+            methods = list(ref_names["methods"].items()) + [(m, m) for m in not_run or []]
+            for method, ref_method in methods:
                 paper = reference.lookup(key, ref_method, metric)
-                if paper is None or paper.metric is None:
-                    continue
-                paper_mean = 100.0 - paper.metric[0] if as_error else paper.metric[0]
-                rows.append([Cell(key), Cell(method), Cell("no data"), Cell(fmt(paper_mean, paper.metric[1],
-                                                                                digits[metric])),
-                             Cell("-"), Cell("-"), Cell("-"),
-                             Cell(fmt_time(*paper.time) if paper.time else "-"), Cell("-"), Cell("0/0"),
-                             Cell("no data")])
+                if paper is not None and paper.metric is not None:
+                    rows.append(_paper_only_row(key, method, "no data", paper, as_error, digits[metric]))
         title = heading + (" (lower is better)" if metric in LOWER_IS_BETTER or as_error else "")
         notes = [f"Fit time below the paper's on {faster} of {timed} rows ({faster_matching} of them with a "
                  "metric within the paper's std or better); different machines: see the paper's hardware."] \

@@ -274,3 +274,18 @@ def test_config_target_scalers_are_the_learners_own():
     assert accepted == set(TARGET_SCALERS)
     for kind in TARGET_SCALERS:
         make_target_scaler(kind)
+
+
+def test_no_data_and_not_run_must_name_the_reference_tables_data_sets_and_methods(write_config):
+    """A misspelt key would silently show nothing: the config error names the field, the value and the choices."""
+    ref = str(Path(__file__).resolve().parents[1] / "configs" / "reference" / "hgk2016_table1.yaml")
+    cfg = {"name": "paper_only", "reference": ref, "metric": "ls_error", "protocol": {"splits": 1},
+           "datasets": ["cpusmall"], "methods": [{"name": "RF", "family": "random_forest"}],
+           "no_data": ["cod", "codrna"], "not_run": ["HLK"]}
+    with pytest.raises(ConfigError) as err:
+        load_config(write_config(cfg))
+    text = str(err.value)
+    assert "no_data[1]: 'codrna': a data set of hgk2016_table1.yaml" in text
+    assert "not_run[0]: 'HLK': a method of hgk2016_table1.yaml: DNN, HGK, HKL, RF, SVM" in text
+    assert "no_data[0]" not in text
+    load_config(write_config({**cfg, "no_data": ["cod"], "not_run": ["HKL"]}))

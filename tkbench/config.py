@@ -460,11 +460,29 @@ def load_config(path: str | Path, check_reference: bool = True, base: Path | Non
     ref = exp.reference_path()
     if check_reference and ref is not None and not ref.exists():
         raise ConfigError(str(path), [("reference", exp.reference, "a reference YAML file that exists")])
+    if check_reference and ref is not None and (exp.no_data or exp.not_run):
+        problems = _paper_only_problems(exp, ref)
+        if problems:
+            raise ConfigError(str(path), problems)
     if (check_reference and exp.evaluation is not None and exp.evaluation.reference is not None
             and not resolve_reference(exp.evaluation.reference, exp._source).exists()):
         raise ConfigError(str(path), [("evaluation.reference", exp.evaluation.reference,
                                        "a reference YAML file that exists")])
     return exp
+
+
+def _paper_only_problems(exp: Experiment, ref: Path) -> list[tuple[str, Any, str]]:
+    """``no_data`` must name data sets, ``not_run`` methods, of the reference table (else nothing would show)."""
+    try:
+        results = (load_yaml(ref, "reference file") or {}).get("results") or {}
+    except (UnreadableFile, AttributeError):
+        return []  # the report says what is wrong with the reference file itself
+    methods = sorted({m for row in results.values() if isinstance(row, dict) for m in row})
+    problems = [(f"no_data[{i}]", key, f"a data set of {ref.name}: {', '.join(sorted(results))}")
+                for i, key in enumerate(exp.no_data) if key not in results]
+    problems += [(f"not_run[{i}]", key, f"a method of {ref.name}: {', '.join(methods)}")
+                 for i, key in enumerate(exp.not_run) if key not in methods]
+    return problems
 
 
 def _density_method_problems(where: str, m: MethodEntry) -> list[tuple[str, Any, str]]:

@@ -385,7 +385,9 @@ def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_
             scores = [{"params": {"architecture": "inhomogeneous"}, "mean": -0.030 - 0.002 * spec.split},
                       {"params": {"architecture": "depth2:4"}, "mean": -0.025}]
             row.update(cv_seconds=100.0 + 20 * spec.split, chosen_params={"architecture": "depth2:4"},
-                       cv={"scores": scores}, diagnostics={"architecture": "depth2:4", "selection": sel[1:]})
+                       cv={"scores": scores},
+                       diagnostics={"architecture": "depth2:4", "selection": sel[1:] + [  # its lambda grids by D3
+                           {"architecture": "depth2:4 [lambda 0.0001-0.1]", "d3_risk": 0.05, "seconds": 9.0}]})
         store.write_row(row)
     text = build_report(out, ["md"])[0].read_text()
     assert "Candidates chosen on held-out data" in text

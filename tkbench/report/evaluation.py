@@ -177,15 +177,16 @@ def selection_table(res) -> TableModel | None:
     Cells with one candidate are left out."""
     cells, names = [], []
     for ds, method, cell in _ok_cells(res):
-        fits = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)
-                and isinstance(d.get("selection"), list) and len(d["selection"]) > 1]
-        picks, chosen = [d["selection"] for d in fits], [d.get("selected", d.get("architecture")) for d in fits]
-        held_out = "D3"
-        seconds = [sum(float(c["seconds"]) for c in p) for p in picks]
+        # a CV over the architecture first (HGK_cv: its final fits may still pick among lambda grids by D3)
+        picks, chosen = _cv_selection(cell)
+        held_out = f"{res.experiment.protocol.cv_folds}-fold CV"
+        seconds = [float(s) for s in cell.get("cv_seconds", pd.Series(dtype=float)).dropna()]
         if not picks:
-            picks, chosen = _cv_selection(cell)
-            held_out = f"{res.experiment.protocol.cv_folds}-fold CV"
-            seconds = [float(s) for s in cell.get("cv_seconds", pd.Series(dtype=float)).dropna()]
+            fits = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)
+                    and isinstance(d.get("selection"), list) and len(d["selection"]) > 1]
+            picks, chosen = [d["selection"] for d in fits], [d.get("selected", d.get("architecture")) for d in fits]
+            held_out = "D3"
+            seconds = [sum(float(c["seconds"]) for c in p) for p in picks]
         if not picks:
             continue
         cells.append((ds, method, held_out, picks, chosen, seconds))

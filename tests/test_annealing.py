@@ -9,6 +9,7 @@ from sklearn.kernel_ridge import KernelRidge
 
 from tkbench.kernels.hierarchical import Architecture, BlockState, kernel
 from tkbench.solvers import annealing as A
+from tkbench.solvers.annealing import RoundState
 
 RNG = np.random.default_rng(1)
 X = RNG.uniform(-1, 1, size=(90, 3))
@@ -280,6 +281,95 @@ def test_an_interrupted_hgk_fit_resumes_after_its_finished_candidates(tmp_path, 
     calls.clear()
     other = HGKRegressor(checkpoint=prefix, **quick).fit(X, -Y)
     assert len(calls) == 2 and other.resumed_ is None
+
+
+def test_algorithm_1_resumed_from_a_round_state_is_the_uninterrupted_run():
+    """RoundState after outer iteration k, given to a fresh call with another random stream, gives the
+    uninterrupted run's weights, D3 error, lambda and history: the state holds all the next iteration reads."""
+    quick = {"L": 2, "M": 4, "N1": 30, "N2": 10, "N3": 3}
+    states = []
+    full = A.optimise_weights(ARCH, X, Y, rng=np.random.default_rng(5), on_round=states.append, **quick)
+    assert [s.rounds for s in states] == [1, 2, 3, 4]
+    assert states[-1].history == full.history and np.array_equal(states[-1].best_weights, full.weights)
+    for state in states[:2]:
+        seen: list[RoundState] = []
+        resumed = A.optimise_weights(ARCH, X, Y, rng=np.random.default_rng(99), resume=state,
+                                     on_round=seen.append, **quick)
+        assert [s.rounds for s in seen] == list(range(state.rounds + 1, 5))  # only the remaining iterations ran
+        np.testing.assert_array_equal(resumed.weights, full.weights)
+        assert (resumed.d3_risk, resumed.lam, resumed.initial_d3_risk) == (full.d3_risk, full.lam,
+                                                                           full.initial_d3_risk)
+        assert resumed.history == full.history
+
+
+def _dies_after_round(real, calls, which_call, rounds=1):
+    """optimise_weights that raises KeyboardInterrupt (a session's end) in its ``which_call``-th call, right after
+    the state of outer iteration ``rounds`` was handed to its on_round hook (the checkpoint written)."""
+    def wrapped(*args, **kwargs):
+        calls.append(kwargs.get("resume"))
+        if len(calls) == which_call:
+            inner = kwargs["on_round"]
+
+            def hook(state):
+                inner(state)
+                if state.rounds == rounds:
+                    raise KeyboardInterrupt
+            kwargs = {**kwargs, "on_round": hook}
+        return real(*args, **kwargs)
+    return wrapped
+
+
+def test_an_hgk_fit_interrupted_inside_a_candidate_resumes_at_its_next_outer_iteration(tmp_path, monkeypatch):
+    """The per-iteration state (<prefix>.cand<i>.round.npz): a fit killed after the first outer iteration of its
+    second candidate resumes there (the finished candidate loaded, one iteration of the second skipped) with the
+    uninterrupted fit's result, its seconds counted, and no file left at the end."""
+    from tkbench import HGKRegressor
+    from tkbench.learners import hgk as H
+
+    quick = {"L": 1, "M": 3, "N1": 20, "N2": 10, "N3": 2, "candidates": ["inhomogeneous", [[0, 1], [1, 2]]]}
+    full = HGKRegressor(**quick).fit(X, Y)
+    prefix = str(tmp_path / "run")
+    real, calls = A.optimise_weights, []
+    monkeypatch.setattr(H, "optimise_weights", _dies_after_round(real, calls, which_call=2))
+    with pytest.raises(KeyboardInterrupt):
+        HGKRegressor(checkpoint=prefix, **quick).fit(X, Y)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.cand0.npz", "run.cand1.round.npz"]
+
+    calls.clear()
+    monkeypatch.setattr(H, "optimise_weights", lambda *a, **k: calls.append(k.get("resume")) or real(*a, **k))
+    resumed = HGKRegressor(checkpoint=prefix, **quick).fit(X, Y)
+    assert len(calls) == 1 and calls[0].rounds == 1  # the second candidate, from its second iteration
+    assert resumed.resumed_["candidates"] == 1 and resumed.resumed_["rounds"] == 1
+    assert resumed.fit_seconds_before_resume_ > 0
+    assert [c["d3_risk"] for c in resumed.selection_] == [c["d3_risk"] for c in full.selection_]
+    np.testing.assert_array_equal(resumed.weights_, full.weights_)
+    np.testing.assert_allclose(resumed.predict(X), full.predict(X))
+    assert resumed.history_ == full.history_
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_separate_multiclass_fit_interrupted_in_its_second_problem_resumes_there(tmp_path, monkeypatch):
+    """multiclass="separate" runs Algorithm 1 once per class on one random stream: a fit killed inside the second
+    class's run keeps the first class's result and continues the second from its saved iteration."""
+    from tkbench import HGKClassifier
+    from tkbench.learners import hgk as H
+
+    labels = np.digitize(X[:, 0], [-0.3, 0.3])
+    quick = {"L": 1, "M": 3, "N1": 20, "N2": 10, "N3": 2, "architecture": "inhomogeneous", "multiclass": "separate"}
+    full = HGKClassifier(**quick).fit(X, labels)
+    prefix = str(tmp_path / "run")
+    real, calls = A.optimise_weights, []
+    monkeypatch.setattr(H, "optimise_weights", _dies_after_round(real, calls, which_call=2, rounds=2))
+    with pytest.raises(KeyboardInterrupt):
+        HGKClassifier(checkpoint=prefix, **quick).fit(X, labels)
+    calls.clear()
+    monkeypatch.setattr(H, "optimise_weights", lambda *a, **k: calls.append(k.get("resume")) or real(*a, **k))
+    resumed = HGKClassifier(checkpoint=prefix, **quick).fit(X, labels)
+    assert len(calls) == 2 and calls[0].rounds == 2 and calls[1] is None  # classes 2 and 3 ran, class 1 loaded
+    np.testing.assert_array_equal(resumed.weights_, full.weights_)
+    assert resumed.history_ == full.history_
+    np.testing.assert_array_equal(resumed.predict(X), full.predict(X))
+    assert not list(tmp_path.iterdir())
 
 
 def test_lambda_grids_rerun_the_chosen_architecture_and_keep_the_least_d3(tmp_path, monkeypatch):

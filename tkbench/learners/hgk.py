@@ -33,10 +33,16 @@ architecture is chosen with ``lambdas``, Algorithm 1 runs again for that archite
 Checkpoint (``checkpoint``, a path prefix; the runner sets it for final fits as it does for TK): after each
 candidate's Algorithm 1 its result (weights, lambda, D3 risks, history, seconds) is saved to
 ``<checkpoint>.cand<i>.npz``, keyed by the data and every parameter that defines the run; a fit killed with its
-session (one run of 7 candidates at 7000 rows is about 1.5 core-hours) continues at its next candidate. Every
-candidate starts its own random stream from ``random_state``, so a resumed fit is the uninterrupted one.
-``resumed_`` ({"candidates": k, "seconds": s} or None) and ``fit_seconds_before_resume_`` say what was loaded;
-the files are removed when the fit ends.
+session (one fit of 8 Algorithm 1 runs at 7000 rows took 1 to 3 core-hours on cadata and bank) continues at its
+next candidate.
+Within a candidate, its state after each outer iteration of Algorithm 1 (:class:`tkbench.solvers.annealing.
+RoundState`: the random stream, the D1 + D2 / D3 partition, the current and best weights, the history; with
+``multiclass="separate"`` the finished classes too) is saved to ``<checkpoint>.cand<i>.round.npz``, so a kill
+costs at most one outer iteration (a fifteenth of a candidate) instead of the whole candidate. Every candidate
+starts its own random stream from ``random_state``, so a resumed fit is the uninterrupted one (tested).
+``resumed_`` ({"candidates": k, "seconds": s}, plus "rounds": r when candidate k resumed after its r-th outer
+iteration; or None) and ``fit_seconds_before_resume_`` say what was loaded; the files are removed when the fit
+ends.
 
 Fitted attributes: ``weights_`` (one row per learned kernel: n_kernels x n_weights, gamma absorbed; one row
 unless ``multiclass="separate"``), ``lambda_`` (per kernel), ``architecture_`` (the resolved nested-list
@@ -62,6 +68,7 @@ from tkbench.solvers.annealing import (
     GAMMAS,
     LAMBDAS,
     HGKFitResult,
+    RoundState,
     check_grid_search,
     check_line_search,
     optimise_weights,
@@ -144,14 +151,29 @@ class _HGKBase(BaseEstimator):
         rng = np.random.default_rng(self.random_state)  # the same D1 / D2 / D3 for every candidate
         t0 = time.perf_counter()
         grid = tuple(self.lambdas if lambdas is None else lambdas)
-        results = [optimise_weights(arch, X, t, L=int(self.L), M=int(self.M), N1=int(self.N1),
-                                    N2=int(self.N2), N3=int(self.N3), lambdas=grid,
-                                    gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
-                                    loss=self.loss, line_search=self.line_search, grid_search=self.grid_search)
-                   for t in problems]
-        seconds = time.perf_counter() - t0
+        # within the candidate: its state after each outer iteration (``<checkpoint>.cand<i>.round.npz``)
+        rounds = None if state is None else Checkpoint(state.path.with_suffix(".round.npz"), state.problem)
+        saved = None if rounds is None else rounds.load()
+        results, resume, before = [], None, 0.0
+        if saved is not None:  # a candidate interrupted between two outer iterations
+            results, resume, before = _partial_from_state(*saved)
+            self.fit_seconds_before_resume_ += before
+            self.resumed_ = {"candidates": index, "rounds": resume.rounds, "seconds": self.fit_seconds_before_resume_}
+        for j in range(len(results), len(problems)):
+            def save_round(round_state):
+                rounds.save(*_state_of_partial(results, round_state, before + time.perf_counter() - t0))
+
+            results.append(optimise_weights(arch, X, problems[j], L=int(self.L), M=int(self.M), N1=int(self.N1),
+                                            N2=int(self.N2), N3=int(self.N3), lambdas=grid,
+                                            gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
+                                            loss=self.loss, line_search=self.line_search,
+                                            grid_search=self.grid_search, resume=resume,
+                                            on_round=None if rounds is None else save_round))
+            resume = None
+        seconds = before + time.perf_counter() - t0
         if state is not None:
             state.save(*_state_of_results(results, seconds))
+            rounds.clear()
         return arch, results, seconds
 
     def _fit_targets(self, X: np.ndarray, targets: list[np.ndarray]) -> None:
@@ -246,6 +268,26 @@ def _state_of_results(results: list[HGKFitResult], seconds: float) -> tuple[dict
                                               "initial_d3_risk": float(r.initial_d3_risk),
                                               "history": r.history} for r in results]}
     return arrays, facts
+
+
+def _state_of_partial(results: list[HGKFitResult], current: RoundState, seconds: float) -> tuple[dict, dict]:
+    """A candidate between two outer iterations: its finished problems (one-vs-all runs of ``multiclass=
+    "separate"``) and the next one's :class:`RoundState`."""
+    arrays, facts = _state_of_results(results, seconds)
+    arrays.update({"round_part12": current.part12, "round_part3": current.part3, "round_weights": current.weights,
+                   "round_best_weights": current.best_weights})
+    facts["round"] = {"rounds": current.rounds, "rng": current.rng, "best_risk": current.best_risk,
+                      "best_lam": current.best_lam, "initial": current.initial, "history": current.history}
+    return arrays, facts
+
+
+def _partial_from_state(arrays: dict, facts: dict) -> tuple[list[HGKFitResult], RoundState, float]:
+    results, seconds = _results_from_state(arrays, facts)
+    r = facts["round"]
+    current = RoundState(int(r["rounds"]), r["rng"], arrays["round_part12"], arrays["round_part3"],
+                         arrays["round_weights"], arrays["round_best_weights"], float(r["best_risk"]),
+                         float(r["best_lam"]), float(r["initial"]), r["history"])
+    return results, current, seconds
 
 
 def _results_from_state(arrays: dict, facts: dict) -> tuple[list[HGKFitResult], float]:

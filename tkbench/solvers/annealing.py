@@ -58,6 +58,7 @@ and its Armijo-Goldstein backtracking still only accepts steps that decrease the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,6 +220,23 @@ class HGKFitResult:
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass
+class RoundState:
+    """Algorithm 1 after ``rounds`` outer iterations: everything the next iteration reads (the random stream's
+    state, the D1 + D2 / D3 partition, the current and the best weights, the history), so that a run killed with
+    its session continues at its next outer iteration with the uninterrupted run's result."""
+    rounds: int
+    rng: dict  # numpy's ``bit_generator.state``
+    part12: np.ndarray
+    part3: np.ndarray
+    weights: np.ndarray
+    best_weights: np.ndarray
+    best_risk: float
+    best_lam: float
+    initial: float
+    history: list[dict[str, Any]]
+
+
 GRID_SEARCHES = ("d2", "cv")
 CV_FOLDS = 5  # step 3's folds within D1 (grid_search="cv"): liquidSVM's default, the paper's baselines' CV
 
@@ -278,11 +296,17 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                      N1: int = 1000, N2: int = 500, N3: int = 10, lambdas=LAMBDAS,
                      gammas=GAMMAS, step_scale: float = 0.3, rng: np.random.Generator | None = None,
                      weights: np.ndarray | None = None, loss: str = "ls",
-                     line_search: str = "warm", grid_search: str = "d2") -> HGKFitResult:
+                     line_search: str = "warm", grid_search: str = "d2",
+                     on_round: Callable[[RoundState], None] | None = None,
+                     resume: RoundState | None = None) -> HGKFitResult:
     """Algorithm 1 on the training part (X, y), labels in [-1, 1]; y a vector, or an (n, k) matrix of k outputs
     sharing one kernel (the one-vs-all problems of a multi-class set: every risk is then the mean over points and
     outputs). Returns the weights with the least D3 error (gamma absorbed), never worse on D3 than the initial
-    weights (they are the first candidate). ``loss``: "ls" (the paper's) or "hinge" (labels +-1; see the module)."""
+    weights (they are the first candidate). ``loss``: "ls" (the paper's) or "hinge" (labels +-1; see the module).
+
+    ``on_round`` is called with the :class:`RoundState` after each outer iteration (a checkpoint may save it);
+    ``resume`` continues from such a state: ``rng`` is set to the state's stream, so the result is the one the
+    uninterrupted call returns."""
     if loss not in ("ls", "hinge"):
         raise ValueError(f"loss = {loss!r}: expected 'ls' or 'hinge'")
     check_line_search(line_search)
@@ -291,11 +315,22 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
         raise ValueError("loss = 'hinge' needs labels -1 / +1")
     rng = rng or np.random.default_rng(0)
     n = len(y)
-    order = rng.permutation(n)
     n1, n2 = int(round(SPLIT[0] * n)), int(round(SPLIT[1] * n))
-    part12, part3 = order[:n1 + n2], order[n1 + n2:]
-    X3, y3 = X[part3], y[part3]
     w = arch.initial_weights() if weights is None else np.array(weights, float)
+    history: list[dict[str, Any]] = []
+    best_w, best_risk, best_lam, initial = None, math.inf, None, None
+    if resume is None:
+        order = rng.permutation(n)
+        part12, part3 = order[:n1 + n2], order[n1 + n2:]
+        first = 0
+    else:
+        rng.bit_generator.state = resume.rng
+        part12, part3, w = resume.part12.copy(), resume.part3.copy(), resume.weights.copy()
+        best_w, best_risk, best_lam, initial = resume.best_weights.copy(), resume.best_risk, resume.best_lam, \
+            resume.initial
+        history = [dict(e) for e in resume.history]
+        first = resume.rounds
+    X3, y3 = X[part3], y[part3]
     if min(n1, n2, len(part3)) < 1:  # too few rows for D1 / D2 / D3: nothing to optimise on
         return HGKFitResult(w, float(min(lambdas)), math.nan, math.nan,
                             [{"round": 0, "step": "none", "note": f"{n} rows: too few for the D1/D2/D3 split"}])
@@ -303,9 +338,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
     def d3_risk(wts: np.ndarray, X1: np.ndarray, alpha: np.ndarray) -> float:
         return risk_of(y3, kernel_predict(arch, wts, X3, X1, alpha), loss)
 
-    history: list[dict[str, Any]] = []
-    best_w, best_risk, best_lam, initial = None, math.inf, None, None
-    for outer in range(M):
+    for outer in range(first, M):
         p1, p2 = part12[:n1], part12[n1:]
         X1, y1, X2, y2 = X[p1], y[p1], X[p2], y[p2]
         _, lam, gamma, w, alpha = select_lambda_gamma(arch, w, X1, y1, X2, y2, lambdas, gammas, loss, grid_search)
@@ -337,4 +370,8 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                 best_w, best_risk, best_lam, improved = w.copy(), r3, lam, True
         if not improved:
             part12 = rng.permutation(part12)  # reshuffle D1 / D2
+        if on_round is not None:
+            on_round(RoundState(outer + 1, dict(rng.bit_generator.state), part12.copy(), part3.copy(), w.copy(),
+                                best_w.copy(), float(best_risk), float(best_lam), float(initial),
+                                [dict(e) for e in history]))
     return HGKFitResult(best_w, float(best_lam), best_risk, float(initial), history)

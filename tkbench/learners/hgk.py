@@ -274,20 +274,13 @@ def _state_of_partial(results: list[HGKFitResult], current: RoundState, seconds:
     """A candidate between two outer iterations: its finished problems (one-vs-all runs of ``multiclass=
     "separate"``) and the next one's :class:`RoundState`."""
     arrays, facts = _state_of_results(results, seconds)
-    arrays.update({"round_part12": current.part12, "round_part3": current.part3, "round_weights": current.weights,
-                   "round_best_weights": current.best_weights})
-    facts["round"] = {"rounds": current.rounds, "rng": current.rng, "best_risk": current.best_risk,
-                      "best_lam": current.best_lam, "initial": current.initial, "history": current.history}
-    return arrays, facts
+    round_arrays, facts["round"] = current.to_saved()
+    return {**arrays, **round_arrays}, facts
 
 
 def _partial_from_state(arrays: dict, facts: dict) -> tuple[list[HGKFitResult], RoundState, float]:
     results, seconds = _results_from_state(arrays, facts)
-    r = facts["round"]
-    current = RoundState(int(r["rounds"]), r["rng"], arrays["round_part12"], arrays["round_part3"],
-                         arrays["round_weights"], arrays["round_best_weights"], float(r["best_risk"]),
-                         float(r["best_lam"]), float(r["initial"]), r["history"])
-    return results, current, seconds
+    return results, RoundState.from_saved(arrays, facts["round"]), seconds
 
 
 def _results_from_state(arrays: dict, facts: dict) -> tuple[list[HGKFitResult], float]:

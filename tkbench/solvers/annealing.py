@@ -236,6 +236,18 @@ class RoundState:
     initial: float
     history: list[dict[str, Any]]
 
+    _ARRAYS = ("part12", "part3", "weights", "best_weights")
+
+    def to_saved(self, prefix: str = "round_") -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """The state as a checkpoint's arrays (names with ``prefix``) and JSON-able facts."""
+        arrays = {prefix + name: getattr(self, name) for name in self._ARRAYS}
+        facts = {name: getattr(self, name) for name in ("rounds", "rng", "best_risk", "best_lam", "initial", "history")}
+        return arrays, facts
+
+    @classmethod
+    def from_saved(cls, arrays: dict[str, np.ndarray], facts: dict[str, Any], prefix: str = "round_") -> RoundState:
+        return cls(**{name: arrays[prefix + name] for name in cls._ARRAYS}, **facts)
+
 
 GRID_SEARCHES = ("d2", "cv")
 CV_FOLDS = 5  # step 3's folds within D1 (grid_search="cv"): liquidSVM's default, the paper's baselines' CV
@@ -325,11 +337,10 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
         first = 0
     else:
         rng.bit_generator.state = resume.rng
-        part12, part3, w = resume.part12.copy(), resume.part3.copy(), resume.weights.copy()
-        best_w, best_risk, best_lam, initial = resume.best_weights.copy(), resume.best_risk, resume.best_lam, \
-            resume.initial
+        part12, part3, w, best_w = (resume.part12.copy(), resume.part3.copy(), resume.weights.copy(),
+                                    resume.best_weights.copy())
+        best_risk, best_lam, initial, first = resume.best_risk, resume.best_lam, resume.initial, resume.rounds
         history = [dict(e) for e in resume.history]
-        first = resume.rounds
     X3, y3 = X[part3], y[part3]
     if min(n1, n2, len(part3)) < 1:  # too few rows for D1 / D2 / D3: nothing to optimise on
         return HGKFitResult(w, float(min(lambdas)), math.nan, math.nan,

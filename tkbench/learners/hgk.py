@@ -33,7 +33,7 @@ architecture is chosen with ``lambdas``, Algorithm 1 runs again for that archite
 Checkpoint (``checkpoint``, a path prefix; the runner sets it for final fits as it does for TK): after each
 candidate's Algorithm 1 its result (weights, lambda, D3 risks, history, seconds) is saved to
 ``<checkpoint>.cand<i>.npz``, keyed by the data and every parameter that defines the run; a fit killed with its
-session (one fit of 8 Algorithm 1 runs at 7000 rows took 1 to 3 core-hours on cadata and bank) continues at its
+session (one fit of 8 Algorithm 1 runs at 7000 rows took 1.0 to 2.4 core-hours on cadata and bank) continues at its
 next candidate.
 Within a candidate, its state after each outer iteration of Algorithm 1 (:class:`tkbench.solvers.annealing.
 RoundState`: the random stream, the D1 + D2 / D3 partition, the current and best weights, the history; with

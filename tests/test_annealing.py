@@ -481,3 +481,54 @@ def test_algorithm_1_with_the_hinge_loss_and_the_hinge_classifier():
         HGKRegressor(loss="hinge").fit(X, Y)
     with pytest.raises(ValueError, match="loss = 'l1'"):
         HGKClassifier(loss="l1").fit(X, LABELS)
+
+
+def test_an_hgk_cv_killed_inside_a_fit_continues_within_that_fit(tmp_path, monkeypatch):
+    """CV fits of the hgk family get their own state files (Family.checkpoint_cv_fits): a CV killed after the
+    first outer iteration of fold 0's second candidate continues there (the first candidate's score from the CV
+    checkpoint, the second fit from its round state), gives the uninterrupted CV's scores and choice, counts the
+    killed fit's time, and leaves no fit state behind; a fit that raises leaves none either."""
+    from tkbench.bench.tuning import select_params
+    from tkbench.learners import get_family, make_estimator
+    from tkbench.learners import hgk as H
+
+    family = get_family("hgk")
+    quick = {"L": 1, "M": 2, "N1": 20, "N2": 10, "N3": 2}
+    grid = {"architecture": ["inhomogeneous", [[0, 1], [1, 2]]]}
+
+    def cv(**paths):
+        est = make_estimator(family, "regression", params=quick, random_state=3)
+        return select_params(est, family, grid, X, Y, task="regression", k=2, seed=0, cv_score="ls_error",
+                             target_range=(-1.0, 1.0), **paths)
+
+    full_choice, full = cv()
+    folds_file, states = tmp_path / "run.cv.folds.json", tmp_path / "ck"
+    paths = {"checkpoint": folds_file, "fit_checkpoint": str(states / "run.cv")}
+    real, calls = A.optimise_weights, []
+    monkeypatch.setattr(H, "optimise_weights", _dies_after_round(real, calls, which_call=2))
+    with pytest.raises(KeyboardInterrupt):
+        cv(**paths)
+    assert sorted(p.name for p in states.iterdir()) == ["run.cv0-1.cand0.round.npz"]
+
+    calls.clear()
+    monkeypatch.setattr(H, "optimise_weights", lambda *a, **k: calls.append(k.get("resume")) or real(*a, **k))
+    choice, report = cv(**paths)
+    assert calls[0] is not None and calls[0].rounds == 1  # fold 0, candidate 1, from its second iteration
+    assert all(c is None for c in calls[1:]) and len(calls) == 3  # then fold 1's two candidates afresh
+    assert choice == full_choice
+    assert [s["mean"] for s in report["scores"]] == [s["mean"] for s in full["scores"]]
+    assert not list(states.iterdir())
+
+    def raises_after_a_round(*args, **kwargs):
+        inner = kwargs["on_round"]
+
+        def hook(state):
+            inner(state)
+            raise FloatingPointError("diverged")
+        return real(*args, **{**kwargs, "on_round": hook})
+
+    folds_file.unlink()
+    monkeypatch.setattr(H, "optimise_weights", raises_after_a_round)
+    with pytest.raises(RuntimeError, match="every CV candidate failed"):
+        cv(**paths)
+    assert not list(states.iterdir())

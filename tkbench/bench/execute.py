@@ -24,7 +24,7 @@ from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.data.registry import fixed_split
 from tkbench.learners import get_family, make_estimator
-from tkbench.learners.compose import fitted_model, param_prefix, set_model_params
+from tkbench.learners.compose import fitted_model, set_model_params, takes_checkpoint
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout (or install prefix) holding tkbench/
 
@@ -172,14 +172,16 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
         chosen, cv = select_params(estimator, family, spec["grid"], X_train[cv_rows], y_train[cv_rows], task=ds.task,
                                    k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"],
                                    cv_score=spec.get("cv_score"), target_range=target_range,
-                                   checkpoint=cv_checkpoint(root, spec))
+                                   checkpoint=cv_checkpoint(root, spec),
+                                   fit_checkpoint=None if root is None else str(Path(root) / "checkpoints"
+                                                                                 / f"{spec['key']}.cv"))
         row["cv_seconds"] = cv.pop("seconds")
         row["cv"] = cv
         set_model_params(estimator, chosen)
     row["chosen_params"] = chosen
     row["params"] = {**spec["params"], **chosen}
 
-    if root is not None and estimator.get_params().get(param_prefix(estimator) + "checkpoint", False) is None:
+    if root is not None and takes_checkpoint(estimator):
         # a learner that can save its state (TK by Frank-Wolfe): a final fit killed with its session continues
         set_model_params(estimator, {"checkpoint": str(Path(root) / "checkpoints" / spec["key"])})
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ from sklearn.compose import TransformedTargetRegressor
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from tkbench.bench.least_squares import least_squares_error
-from tkbench.learners.compose import path_predictions, set_model_params
+from tkbench.learners.compose import fitted_model, path_predictions, set_model_params, takes_checkpoint
 from tkbench.learners.registry import Family
 
 
@@ -61,6 +61,7 @@ def select_params(
     cv_score: str | None = None,
     target_range: tuple[float, float] | None = None,
     checkpoint: Path | None = None,
+    fit_checkpoint: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Choose the grid point with the best mean validation score. Returns (params, CV report).
 
@@ -70,7 +71,11 @@ def select_params(
     candidate's (``partial``), so that a CV killed midway (a sweep stopped at the end of a session) resumes at its
     next candidate with the same result; the folds are seeded. A warm-started family starts its chain afresh in
     every fold, so it resumes at its next fold (its candidates depend on the ones before), and a resumed CV is the
-    uninterrupted one."""
+    uninterrupted one.
+    ``fit_checkpoint``: a path prefix; with a family whose ``checkpoint_cv_fits`` is set, the fit of candidate c in
+    fold f saves its own state under ``<fit_checkpoint><f>-<c>`` (the model's ``checkpoint`` parameter), so that a
+    CV killed inside one fit continues within it (the CV's ``seconds`` include the fit's time before the kill). A fit clears its state when it finishes; the state of a fit
+    that raised is removed here. Results are those of the same fits without checkpoints."""
     combos, path_values = grid_candidates(grid, family.path_param)
     use_path = path_values != [None]
     by_ls = cv_score == "ls_error"
@@ -82,6 +87,8 @@ def select_params(
     done = _read_checkpoint(checkpoint, len(table), len(path_values))
     errors: list[str] = list(done["errors"])
     warm = family.warm_start and not isinstance(estimator, TransformedTargetRegressor)  # that one clones on fit
+    fit_states = fit_checkpoint is not None and family.checkpoint_cv_fits and not warm \
+        and takes_checkpoint(estimator)
     for fold, (train, valid) in enumerate(folds(task, y, k, seed, stratify)):
         if fold < len(done["folds"]):  # finished before an interruption
             for cell, value in zip(table, done["folds"][fold], strict=True):
@@ -100,9 +107,13 @@ def select_params(
             params = dict(combo)
             if use_path:
                 params[family.path_param] = max(path_values)
+            if fit_states:
+                params["checkpoint"] = f"{fit_checkpoint}{fold}-{c}"
             set_model_params(est, params)
             try:
                 est.fit(X[train], y[train])
+                if fit_states:  # a fit continued from its saved state: its earlier sessions' time counts too
+                    t0 -= float(getattr(fitted_model(est), "fit_seconds_before_resume_", 0.0) or 0.0)
                 if by_ls:
                     scores = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
                 else:
@@ -111,6 +122,8 @@ def select_params(
                     scores = {v: score(task, y[valid], p) for v, p in preds.items()}
             except Exception as exc:  # a candidate that cannot be fitted is skipped, not fatal
                 errors.append(f"{combo}: {type(exc).__name__}: {exc}")
+                if fit_states:  # its saved state would never be resumed
+                    _remove_fit_states(f"{fit_checkpoint}{fold}-{c}")
                 scores = dict.fromkeys(path_values, math.nan)
             for v in path_values:
                 table[(c, v)].append(scores[v])
@@ -144,6 +157,11 @@ def select_params(
         ],
     }
     return chosen, report
+
+
+def _remove_fit_states(prefix: str) -> None:
+    for path in Path(prefix).parent.glob(Path(prefix).name + ".*"):
+        path.unlink(missing_ok=True)
 
 
 def _read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[str, Any]:

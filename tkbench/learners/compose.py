@@ -50,6 +50,11 @@ def set_model_params(estimator: BaseEstimator, params: dict[str, Any]) -> BaseEs
     return estimator.set_params(**{prefix + k: v for k, v in params.items()})
 
 
+def takes_checkpoint(estimator: BaseEstimator) -> bool:
+    """Whether the family estimator has a ``checkpoint`` parameter (a path prefix for its saved state) left unset."""
+    return estimator.get_params().get(param_prefix(estimator) + "checkpoint", False) is None
+
+
 def fitted_model(estimator: BaseEstimator) -> Any:
     """The fitted family estimator inside a fitted composed estimator."""
     pipe = estimator.regressor_ if isinstance(estimator, TransformedTargetRegressor) else estimator

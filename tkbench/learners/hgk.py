@@ -331,6 +331,7 @@ register(Family(
     target_scaler="minmax_pm1",
     diagnostics=lambda model: model.diagnostics(),
     warmup=hierarchical_warmup,
+    checkpoint_cv_fits=True,
     reference="Steinwart, Thomann & Schmid 2016 (paper 002), Algorithm 1",
 ))
 

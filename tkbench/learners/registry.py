@@ -34,6 +34,9 @@ class Family:
     ``landscape`` experiments (paper 001 Figure 1).
     ``warm_start``: the model has a scikit-learn ``warm_start`` parameter and CV may fit one model along the grid
     within a fold, each fit starting from the previous solution (SimpleMKL's kernel weights).
+    ``checkpoint_cv_fits``: the model has a ``checkpoint`` parameter (a path prefix for its saved state) and its CV
+    fits are long enough (HGK: up to half an hour each) to give each its own, so that a CV killed inside a fit
+    continues within that fit, not at its start. Off for families whose CV fits are short: saving costs time.
     """
 
     name: str
@@ -51,6 +54,7 @@ class Family:
     reference: str = ""
     hidden: bool = False
     warm_start: bool = False
+    checkpoint_cv_fits: bool = False
     warmup: Callable[[int], None] | None = None
     landscape: Callable[..., dict[str, Any]] | None = None
 

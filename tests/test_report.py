@@ -451,3 +451,6 @@ def test_not_run_methods_show_the_papers_numbers_beside_each_data_set():
     assert cells[5][3] == "0.06247 ± 0.00138" and cells[8][2:4] == ["no data", "0.17336 ± 0.00126"]
     plain = metric_tables(summary, ref, names)[0]
     assert [[c.text for c in row][1] for row in plain.rows] == ["SVM", "RF", "SVM", "RF"]
+    # a method restricted to other data sets (HGK_cv: cycle only) gets no "no data" row
+    restricted = metric_tables(summary, ref, names, no_data=["cod"], only_on={"RF": ["bank", "cadata"]})[0]
+    assert [[c.text for c in row][:2] for row in restricted.rows][-1:] == [["cod", "SVM"]]

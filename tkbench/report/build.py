@@ -328,8 +328,8 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         summary = summarize(res)
         from tkbench.report.tables import metric_tables
 
-        tables = metric_tables(summary, reference, _ref_names(res), no_data=res.experiment.no_data,
-                               not_run=res.experiment.not_run)
+        tables = metric_tables(summary, reference, _ref_names(res), no_data=exp.no_data, not_run=exp.not_run,
+                               only_on={m.name: list(m.datasets) for m in exp.methods if m.datasets is not None})
         from tkbench.report.paired import paired_tables
 
         tables += paired_tables(res, summary)

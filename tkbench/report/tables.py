@@ -88,10 +88,12 @@ def _not_run_rows(dataset: str, not_run: list[str] | None, reference: Reference 
 
 def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names: dict[str, dict[str, str]],
                   digits: dict[str, int] | None = None, no_data: list[str] | None = None,
-                  not_run: list[str] | None = None) -> list[TableModel]:
+                  not_run: list[str] | None = None, only_on: dict[str, list[str]] | None = None) -> list[TableModel]:
     """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset; after
     each data set's rows the paper's rows of the reference methods in ``not_run`` (marked "not run"), and at the
-    end the paper's rows for the reference datasets in ``no_data``, marked "no data"."""
+    end the paper's rows for the reference datasets in ``no_data``, marked "no data", for every method but those
+    that ``only_on`` restricts to other data sets (method -> its config's ``datasets``: paper 002's HGK_cv, run
+    on cycle only, gets no row under cod)."""
     digits = {"accuracy": 2, "mse": 3, "ls_error": 5, **(digits or {})}
     tables = []
     for metric in ("accuracy", "mse", "ls_error"):
@@ -145,7 +147,8 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
         if previous is not None:
             rows += _not_run_rows(previous, not_run, reference, ref_names, metric, as_error, digits[metric])
         for key in (no_data or []) if reference is not None else []:
-            methods = list(ref_names["methods"].items()) + [(m, m) for m in not_run or []]
+            methods = [(m, r) for m, r in ref_names["methods"].items() if key in (only_on or {}).get(m, [key])]
+            methods += [(m, m) for m in not_run or []]
             for method, ref_method in methods:
                 paper = reference.lookup(key, ref_method, metric)
                 if paper is not None and paper.metric is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -509,10 +510,23 @@ def test_an_hgk_cv_killed_inside_a_fit_continues_within_that_fit(tmp_path, monke
     with pytest.raises(KeyboardInterrupt):
         cv(**paths)
     assert sorted(p.name for p in states.iterdir()) == ["run.cv0-1.cand0.round.npz"]
+    # the killed fit's time before the kill, made unmistakable: 1000 s
+    import json
+
+    saved = states / "run.cv0-1.cand0.round.npz"
+    with np.load(saved) as data:
+        arrays = {k: data[k] for k in data.files}
+    facts = json.loads(str(arrays["__facts__"]))
+    arrays["__facts__"] = np.array(json.dumps({**facts, "seconds": 1000.0}))
+    with open(saved, "wb") as fh:
+        np.savez(fh, **arrays)
+    earlier = json.loads(folds_file.read_text())["seconds"]
 
     calls.clear()
     monkeypatch.setattr(H, "optimise_weights", lambda *a, **k: calls.append(k.get("resume")) or real(*a, **k))
+    t0 = time.perf_counter()
     choice, report = cv(**paths)
+    assert 1000.0 + earlier <= report["seconds"] <= 1000.0 + earlier + time.perf_counter() - t0
     assert calls[0] is not None and calls[0].rounds == 1  # fold 0, candidate 1, from its second iteration
     assert all(c is None for c in calls[1:]) and len(calls) == 3  # then fold 1's two candidates afresh
     assert choice == full_choice

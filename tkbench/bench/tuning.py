@@ -74,8 +74,9 @@ def select_params(
     uninterrupted one.
     ``fit_checkpoint``: a path prefix; with a family whose ``checkpoint_cv_fits`` is set, the fit of candidate c in
     fold f saves its own state under ``<fit_checkpoint><f>-<c>`` (the model's ``checkpoint`` parameter), so that a
-    CV killed inside one fit continues within it (the CV's ``seconds`` include the fit's time before the kill). A fit clears its state when it finishes; the state of a fit
-    that raised is removed here. Results are those of the same fits without checkpoints."""
+    CV killed inside one fit continues within it (the CV's ``seconds`` include the fit's time before the kill). A
+    fit clears its state when it finishes; the state of a fit that raised is removed here. Results are those of
+    the same fits without checkpoints."""
     combos, path_values = grid_candidates(grid, family.path_param)
     use_path = path_values != [None]
     by_ls = cv_score == "ls_error"

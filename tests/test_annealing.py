@@ -1,6 +1,7 @@
 """Algorithm 1 of paper 002 (tkbench.solvers.annealing): the pieces against independent computations."""
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -11,6 +12,7 @@ from sklearn.kernel_ridge import KernelRidge
 from tkbench.kernels.hierarchical import Architecture, BlockState, kernel
 from tkbench.solvers import annealing as A
 from tkbench.solvers.annealing import RoundState
+from tkbench.solvers.checkpoint import Checkpoint
 
 RNG = np.random.default_rng(1)
 X = RNG.uniform(-1, 1, size=(90, 3))
@@ -511,15 +513,11 @@ def test_an_hgk_cv_killed_inside_a_fit_continues_within_that_fit(tmp_path, monke
         cv(**paths)
     assert sorted(p.name for p in states.iterdir()) == ["run.cv0-1.cand0.round.npz"]
     # the killed fit's time before the kill, made unmistakable: 1000 s
-    import json
-
     saved = states / "run.cv0-1.cand0.round.npz"
     with np.load(saved) as data:
-        arrays = {k: data[k] for k in data.files}
-    facts = json.loads(str(arrays["__facts__"]))
-    arrays["__facts__"] = np.array(json.dumps({**facts, "seconds": 1000.0}))
-    with open(saved, "wb") as fh:
-        np.savez(fh, **arrays)
+        problem = json.loads(str(data["__facts__"]))["__problem__"]
+    arrays, facts = Checkpoint(saved, problem).load()
+    Checkpoint(saved, problem).save(arrays, {**facts, "seconds": 1000.0})
     earlier = json.loads(folds_file.read_text())["seconds"]
 
     calls.clear()

@@ -173,8 +173,7 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
                                    k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"],
                                    cv_score=spec.get("cv_score"), target_range=target_range,
                                    checkpoint=cv_checkpoint(root, spec),
-                                   fit_checkpoint=None if root is None else str(Path(root) / "checkpoints"
-                                                                                 / f"{spec['key']}.cv"))
+                                   fit_checkpoint=fit_checkpoint(root, spec, ".cv"))
         row["cv_seconds"] = cv.pop("seconds")
         row["cv"] = cv
         set_model_params(estimator, chosen)
@@ -183,7 +182,7 @@ def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str 
 
     if root is not None and takes_checkpoint(estimator):
         # a learner that can save its state (TK by Frank-Wolfe): a final fit killed with its session continues
-        set_model_params(estimator, {"checkpoint": str(Path(root) / "checkpoints" / spec["key"])})
+        set_model_params(estimator, {"checkpoint": fit_checkpoint(root, spec)})
     t0 = time.perf_counter()
     estimator.fit(X_train, y_train)
     row["fit_seconds"] = time.perf_counter() - t0
@@ -250,6 +249,12 @@ def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train:
     return {"x": np.round(gx, 6).tolist(), "y": np.round(gy, 6).tolist(),
             "z": np.round(np.asarray(values, float).reshape(XX.shape), 5).tolist(),
             "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
+
+
+def fit_checkpoint(root: str | None, spec: dict[str, Any], suffix: str = "") -> str | None:
+    """``<root>/checkpoints/<run key><suffix>``: the path prefix under which a learner that can save its state
+    keeps it (the final fit; ``suffix=".cv"``: the CV fits, each adding ``<fold>-<candidate>``)."""
+    return None if root is None else str(Path(root) / "checkpoints" / f"{spec['key']}{suffix}")
 
 
 def cv_checkpoint(root: str | None, spec: dict[str, Any]) -> Path | None:

@@ -84,8 +84,12 @@ def select_params(
         raise ValueError(f"cv_score 'ls_error' needs decision values, which the path parameter "
                          f"{family.path_param!r} of family {family.name!r} does not give: fix it in the grid")
     table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
-    t0 = time.perf_counter()
+    t0, resumed = time.perf_counter(), 0.0  # resumed: fits' time in earlier sessions (fit_checkpoint)
     done = _read_checkpoint(checkpoint, len(table), len(path_values))
+
+    def elapsed() -> float:
+        return done["seconds"] + resumed + time.perf_counter() - t0
+
     errors: list[str] = list(done["errors"])
     warm = family.warm_start and not isinstance(estimator, TransformedTargetRegressor)  # that one clones on fit
     fit_states = fit_checkpoint is not None and family.checkpoint_cv_fits and not warm \
@@ -114,7 +118,7 @@ def select_params(
             try:
                 est.fit(X[train], y[train])
                 if fit_states:  # a fit continued from its saved state: its earlier sessions' time counts too
-                    t0 -= float(getattr(fitted_model(est), "fit_seconds_before_resume_", 0.0) or 0.0)
+                    resumed += float(getattr(fitted_model(est), "fit_seconds_before_resume_", 0.0) or 0.0)
                 if by_ls:
                     scores = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
                 else:
@@ -130,12 +134,12 @@ def select_params(
                 table[(c, v)].append(scores[v])
             if checkpoint is not None and not warm and c < len(combos) - 1:
                 done["partial"].append([scores[v] for v in path_values])
-                _write_checkpoint(checkpoint, done["folds"], errors, done["seconds"] + time.perf_counter() - t0,
+                _write_checkpoint(checkpoint, done["folds"], errors, elapsed(),
                                   done["partial"])
         done["partial"] = []  # the finished fold replaces its partial record; the next fold starts empty
         if checkpoint is not None:
             done["folds"].append([cells[-1] for cells in table.values()])
-            _write_checkpoint(checkpoint, done["folds"], errors, done["seconds"] + time.perf_counter() - t0)
+            _write_checkpoint(checkpoint, done["folds"], errors, elapsed())
     means = {cell: float(np.mean(s)) for cell, s in table.items()}
     finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]
     if not finite:
@@ -149,7 +153,7 @@ def select_params(
         "cv_folds": k,
         "n_candidates": len(table),
         "best_score": best,
-        "seconds": done["seconds"] + time.perf_counter() - t0,
+        "seconds": elapsed(),
         "failed_candidates": len(errors),
         "scores": [
             {"params": {**combos[c], **({family.path_param: v} if use_path else {})},

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -241,7 +241,7 @@ class RoundState:
     def to_saved(self, prefix: str = "round_") -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """The state as a checkpoint's arrays (names with ``prefix``) and JSON-able facts."""
         arrays = {prefix + name: getattr(self, name) for name in self._ARRAYS}
-        facts = {name: getattr(self, name) for name in ("rounds", "rng", "best_risk", "best_lam", "initial", "history")}
+        facts = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in self._ARRAYS}
         return arrays, facts
 
     @classmethod

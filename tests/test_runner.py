@@ -191,6 +191,36 @@ def test_force_only_and_dry_run(write_config, tmp_path):
     assert (out / "config.yaml").exists()
 
 
+def test_dry_run_names_runs_with_saved_states_and_stale_state_files(write_config, tmp_path):
+    """Saved states (checkpoints/, a run's CV folds in tuning/): the runs still to do that continue from one are
+    named, files of run keys the config no longer has are listed as safe to delete, and those of planned runs
+    outside --only / --splits are neither."""
+    path = write_config(tiny_config())
+    out = tmp_path / "out"
+    plan = make_plan(load_config(path))
+    by_cell = {(s.label, s.method, s.split): s.key for s in plan}
+    (out / "checkpoints").mkdir(parents=True)
+    (out / "tuning").mkdir()
+    (out / "checkpoints" / f"{by_cell['liver', 'svm', 0]}.cand0.npz").write_bytes(b"")
+    (out / "tuning" / f"{by_cell['liver', 'rf', 2]}.cv.folds.json").write_text("{}")
+    stale = "ab" * 32
+    (out / "checkpoints" / f"{stale}.cand3.round.npz").write_bytes(b"")
+    (out / "tuning" / "cd.json").write_text("{}")  # a shared CV choice, not a run's state
+    runner = CliRunner()
+    dry = runner.invoke(app, ["run", str(path), "--dry-run", "--out", str(out), "--only", "liver/*", "--splits", "1"])
+    text = " ".join(dry.output.split())
+    assert dry.exit_code == 0, dry.output
+    assert "1 of the runs to run continue from their saved state: liver/svm split 0" in text
+    assert "1 saved-state file(s) of 1 run key(s) that no run of this config has any more" in text
+    assert f"{stale}.cand3.round.npz" in text and "cd.json" not in text
+    assert by_cell["liver", "rf", 2] not in text  # planned (split 2), only outside --splits
+    whole = runner.invoke(app, ["run", str(path), "--dry-run", "--out", str(out), "--only", "liver/*"])
+    assert "2 of the runs to run continue" in " ".join(whole.output.split())
+    ran = runner.invoke(app, ["run", str(path), "--out", str(out), "--only", "liver/*", "--splits", "1",
+                              "--no-progress"])
+    assert ran.exit_code == 0 and "2 to run (1 from a saved state)" in " ".join(ran.output.split())
+
+
 def test_provenance_and_timings_in_rows(write_config, tmp_path):
     cfg = tiny_config()
     cfg["protocol"]["splits"] = 1

@@ -20,6 +20,7 @@ from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
 from tkbench.bench.least_squares import decision_matrix, least_squares_error, signed_targets
+from tkbench.bench.store import CHECKPOINTS, TUNING
 from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.data.registry import fixed_split
@@ -254,14 +255,14 @@ def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train:
 def fit_checkpoint(root: str | None, spec: dict[str, Any], suffix: str = "") -> str | None:
     """``<root>/checkpoints/<run key><suffix>``: the path prefix under which a learner that can save its state
     keeps it (the final fit; ``suffix=".cv"``: the CV fits, each adding ``<fold>-<candidate>``)."""
-    return None if root is None else str(Path(root) / "checkpoints" / f"{spec['key']}{suffix}")
+    return None if root is None else str(Path(root) / CHECKPOINTS / f"{spec['key']}{suffix}")
 
 
 def cv_checkpoint(root: str | None, spec: dict[str, Any]) -> Path | None:
     """``<root>/tuning/<run key>.cv.folds.json``: the finished folds of one run's own CV. A run killed in its CV
     resumes at the next fold, and one killed in its final fit (hours at Gas Turbine's full size) does not redo its
     CV; the file is removed when the run has finished (ok or failed)."""
-    return None if root is None else Path(root) / "tuning" / f"{spec['key']}.cv.folds.json"
+    return None if root is None else Path(root) / TUNING / f"{spec['key']}.cv.folds.json"
 
 
 def execute(spec: dict[str, Any], context: dict[str, Any], root: str | None = None) -> dict[str, Any]:

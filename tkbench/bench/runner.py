@@ -140,6 +140,8 @@ def run_experiment(
         pending = todo(plan, store, force)
         check_data(exp, pending)
         _print_plan(console, plan, pending, out, adopted)
+        whole = plan if only is None and splits is None else make_plan(exp)
+        _print_saved_states(console, store, pending, {s.key for s in whole})
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
     check_data(exp, todo(plan, store, force))  # bad data or sizes: one error now (exit 2), before any file is made
     with store.lock():
@@ -157,6 +159,24 @@ def _print_adopted(console: Console, adopted: set[str], reuse: list[str | Path] 
                       f"{', '.join(map(str, reuse or []))} (same run keys)")
 
 
+def _print_saved_states(console: Console, store: ResultStore, pending: list[RunSpec], planned: set[str]) -> None:
+    """The dry run's word on saved states (:meth:`ResultStore.saved_states`): which runs still to do continue
+    from one, and which files belong to no run of the config (left by runs whose keys changed: never read
+    again, safe to delete)."""
+    states = store.saved_states()
+    resuming = [s for s in pending if s.key in states]
+    if resuming:
+        names = ", ".join(f"{s.label}/{s.method} split {s.split}" for s in resuming)
+        console.print(f"{len(resuming)} of the runs to run continue from their saved state: {names}",
+                      highlight=False, soft_wrap=True)
+    stale = {key: paths for key, paths in states.items() if key not in planned}
+    if stale:
+        files = [display_path(p) for paths in stale.values() for p in paths]
+        console.print(f"[yellow]{len(files)} saved-state file(s) of {len(stale)} run key(s) that no run of this "
+                      f"config has any more[/] (a parameter or the data changed; never read again, safe to "
+                      f"delete): {', '.join(files)}", highlight=False, soft_wrap=True)
+
+
 def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: ResultStore, *, n_jobs: int,
            backend: str, address: str | None, console: Console, progress: bool) -> RunOutcome:
     out = store.root
@@ -171,9 +191,12 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     n_workers = 1 if backend == "loky" and n_jobs == 1 else n_jobs
     threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers)))
     context = {**provenance.collect(n_workers, backend, threads), "client_pid": os.getpid()}
+    states = store.saved_states()
+    resuming = sum(s.key in states for s in pending)
+    resuming_note = f" ({resuming} from a saved state)" if resuming else ""
     console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
-                  f"{len(pending)} to run on {n_workers} worker(s) ({backend}), {threads} BLAS thread(s) each "
-                  f"-> {display_path(out)}")
+                  f"{len(pending)} to run{resuming_note} on {n_workers} worker(s) ({backend}), {threads} BLAS "
+                  f"thread(s) each -> {display_path(out)}")
     t0 = time.perf_counter()
     if pending:
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

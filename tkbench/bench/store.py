@@ -27,6 +27,8 @@ from tkbench.errors import BusyError, InputError
 
 ROWS = "rows"
 CONFIG = "config.yaml"
+CHECKPOINTS = "checkpoints"  # learners' saved states: <run key><suffix> (bench.execute.fit_checkpoint)
+TUNING = "tuning"  # CV choices shared by a cell's runs, and a run's finished CV folds: <run key>.cv.folds.json
 
 
 def _default(obj: Any) -> Any:
@@ -158,3 +160,15 @@ class ResultStore:
     @property
     def config_path(self) -> Path:
         return self.root / CONFIG
+
+    def saved_states(self) -> dict[str, list[Path]]:
+        """Run key -> the files a run stopped midway left to resume from: its learner's states under
+        ``checkpoints/`` and its finished CV folds (``tuning/<key>.cv.folds.json``). A finished run removes them,
+        so a key here is either still to run or no longer planned (its run key changed)."""
+        found: dict[str, list[Path]] = {}
+        folders = [(self.root / CHECKPOINTS, "*"), (self.root / TUNING, "*.cv.folds.json")]
+        for folder, pattern in folders:
+            if folder.is_dir():
+                for path in sorted(folder.glob(pattern)):
+                    found.setdefault(path.name.split(".", 1)[0], []).append(path)
+        return found

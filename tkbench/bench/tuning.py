@@ -252,10 +252,10 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
     import json
     from pathlib import Path
 
-    from tkbench.bench.store import write_json_atomic
+    from tkbench.bench.store import TUNING, write_json_atomic
 
     k, seeds = int(spec["tuning"]["first"]), list(spec["tuning"]["seeds"])
-    folder = Path(root) / "tuning" if root else None
+    folder = Path(root) / TUNING if root else None
     results: dict[int, dict[str, Any]] = {}
 
     def compute(r: int) -> dict[str, Any]:

@@ -159,12 +159,17 @@ def _print_adopted(console: Console, adopted: set[str], reuse: list[str | Path] 
                       f"{', '.join(map(str, reuse or []))} (same run keys)")
 
 
+def _continuing(pending: list[RunSpec], states: dict[str, list[Path]]) -> list[RunSpec]:
+    """The runs still to do that continue from a saved state (:meth:`ResultStore.saved_states`)."""
+    return [s for s in pending if s.key in states]
+
+
 def _print_saved_states(console: Console, store: ResultStore, pending: list[RunSpec], planned: set[str]) -> None:
     """The dry run's word on saved states (:meth:`ResultStore.saved_states`): which runs still to do continue
     from one, and which files belong to no run of the config (left by runs whose keys changed: never read
     again, safe to delete)."""
     states = store.saved_states()
-    resuming = [s for s in pending if s.key in states]
+    resuming = _continuing(pending, states)
     if resuming:
         names = ", ".join(f"{s.label}/{s.method} split {s.split}" for s in resuming)
         console.print(f"{len(resuming)} of the runs to run continue from their saved state: {names}",
@@ -191,8 +196,7 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     n_workers = 1 if backend == "loky" and n_jobs == 1 else n_jobs
     threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers)))
     context = {**provenance.collect(n_workers, backend, threads), "client_pid": os.getpid()}
-    states = store.saved_states()
-    resuming = sum(s.key in states for s in pending)
+    resuming = len(_continuing(pending, store.saved_states()))
     resuming_note = f" ({resuming} from a saved state)" if resuming else ""
     console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
                   f"{len(pending)} to run{resuming_note} on {n_workers} worker(s) ({backend}), {threads} BLAS "

@@ -218,7 +218,25 @@ def test_dry_run_names_runs_with_saved_states_and_stale_state_files(write_config
     assert "2 of the runs to run continue" in " ".join(whole.output.split())
     ran = runner.invoke(app, ["run", str(path), "--out", str(out), "--only", "liver/*", "--splits", "1",
                               "--no-progress"])
-    assert ran.exit_code == 0 and "2 to run (1 from a saved state)" in " ".join(ran.output.split())
+    assert ran.exit_code == 0 and "2 to run (1 from a saved state, run first)" in " ".join(ran.output.split())
+
+
+def test_runs_continuing_from_a_saved_state_run_first(write_config, tmp_path):
+    """A run with a saved state (work begun in an earlier session) starts before the runs that have none, whatever
+    its place in the plan; the others keep plan order. Observed with one worker: rows are written in run order."""
+    cfg = tiny_config()
+    cfg["protocol"]["splits"] = 2
+    path = write_config(cfg)
+    out = tmp_path / "out"
+    plan = make_plan(load_config(path), only=["liver/*"])
+    late = plan[-1]  # the last run of the plan
+    (out / "checkpoints").mkdir(parents=True)
+    (out / "checkpoints" / f"{late.key}.cand0.round.npz").write_bytes(b"")
+    outcome = run_experiment(load_config(path), out_dir=out, only=["liver/*"], progress=False)
+    assert outcome.executed == len(plan) > 2
+    store = ResultStore(out)
+    written = sorted(plan, key=lambda s: store.row_path(s.key).stat().st_mtime_ns)
+    assert [s.key for s in written] == [late.key] + [s.key for s in plan[:-1]]
 
 
 def test_provenance_and_timings_in_rows(write_config, tmp_path):

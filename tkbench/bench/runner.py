@@ -205,8 +205,9 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     n_workers = 1 if backend == "loky" and n_jobs == 1 else n_jobs
     threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers)))
     context = {**provenance.collect(n_workers, backend, threads), "client_pid": os.getpid()}
-    pending = _started_first(pending, store.saved_states())
-    resuming = len(_continuing(pending, store.saved_states()))
+    states = store.saved_states()
+    pending = _started_first(pending, states)
+    resuming = len(_continuing(pending, states))
     resuming_note = f" ({resuming} from a saved state, run first)" if resuming else ""
     console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
                   f"{len(pending)} to run{resuming_note} on {n_workers} worker(s) ({backend}), {threads} BLAS "

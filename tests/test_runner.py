@@ -210,7 +210,7 @@ def test_dry_run_names_runs_with_saved_states_and_stale_state_files(write_config
     dry = runner.invoke(app, ["run", str(path), "--dry-run", "--out", str(out), "--only", "liver/*", "--splits", "1"])
     text = " ".join(dry.output.split())
     assert dry.exit_code == 0, dry.output
-    assert "1 of the runs to run continue from their saved state: liver/svm split 0" in text
+    assert "1 of the runs to run continue from their saved state (they run first): liver/svm split 0" in text
     assert "1 saved-state file(s) of 1 run key(s) that no run of this config has any more" in text
     assert f"{stale}.cand3.round.npz" in text and "cd.json" not in text
     assert by_cell["liver", "rf", 2] not in text  # planned (split 2), only outside --splits

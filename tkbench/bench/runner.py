@@ -181,7 +181,7 @@ def _print_saved_states(console: Console, store: ResultStore, pending: list[RunS
     resuming = _continuing(pending, states)
     if resuming:
         names = ", ".join(f"{s.label}/{s.method} split {s.split}" for s in resuming)
-        console.print(f"{len(resuming)} of the runs to run continue from their saved state: {names}",
+        console.print(f"{len(resuming)} of the runs to run continue from their saved state (they run first): {names}",
                       highlight=False, soft_wrap=True)
     stale = {key: paths for key, paths in states.items() if key not in planned}
     if stale:

@@ -175,8 +175,8 @@ def _started_first(pending: list[RunSpec], states: dict[str, list[Path]]) -> lis
 
 def _print_saved_states(console: Console, store: ResultStore, pending: list[RunSpec], planned: set[str]) -> None:
     """The dry run's word on saved states (:meth:`ResultStore.saved_states`): which runs still to do continue
-    from one, and which files belong to no run of the config (left by runs whose keys changed: never read
-    again, safe to delete)."""
+    from one (they run first, :func:`_started_first`), and which files belong to no run of the config (left by
+    runs whose keys changed: never read again, safe to delete)."""
     states = store.saved_states()
     resuming = _continuing(pending, states)
     if resuming:

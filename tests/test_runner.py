@@ -221,9 +221,13 @@ def test_dry_run_names_runs_with_saved_states_and_stale_state_files(write_config
     assert ran.exit_code == 0 and "2 to run (1 from a saved state, run first)" in " ".join(ran.output.split())
 
 
-def test_runs_continuing_from_a_saved_state_run_first(write_config, tmp_path):
+@pytest.mark.parametrize("backend", ["loky", pytest.param("dask", marks=pytest.mark.slow)])
+def test_runs_continuing_from_a_saved_state_run_first(write_config, tmp_path, backend):
     """A run with a saved state (work begun in an earlier session) starts before the runs that have none, whatever
-    its place in the plan; the others keep plan order. Observed with one worker: rows are written in run order."""
+    its place in the plan; the others keep plan order. Observed with one worker: rows are written in run order.
+    On dask the order is the scheduler's (first submitted, first run), checked here on a one-worker LocalCluster."""
+    if backend == "dask":
+        pytest.importorskip("distributed")
     cfg = tiny_config()
     cfg["protocol"]["splits"] = 2
     path = write_config(cfg)
@@ -232,7 +236,7 @@ def test_runs_continuing_from_a_saved_state_run_first(write_config, tmp_path):
     late = plan[-1]  # the last run of the plan
     (out / "checkpoints").mkdir(parents=True)
     (out / "checkpoints" / f"{late.key}.cand0.round.npz").write_bytes(b"")
-    outcome = run_experiment(load_config(path), out_dir=out, only=["liver/*"], progress=False)
+    outcome = run_experiment(load_config(path), out_dir=out, only=["liver/*"], backend=backend, progress=False)
     assert outcome.executed == len(plan) > 2
     store = ResultStore(out)
     written = sorted(plan, key=lambda s: store.row_path(s.key).stat().st_mtime_ns)

@@ -154,22 +154,31 @@ def test_resume_after_sigkill(write_config, tmp_path):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_sigterm_stops_the_run_in_flight_at_once(write_config, tmp_path, jobs):
     """`kill PID` of a sweep: the run in flight dies too, its row is not written, the sweep exits promptly
-    (with -j 1 it used to wait for the run to finish: multiprocessing joins non-daemonic children at exit)."""
+    (with -j 1 it used to wait for the run to finish: multiprocessing joins non-daemonic children at exit).
+    The run writes a heartbeat while it sleeps: the kill comes once it beats, and the beat must stop with the sweep."""
+    beat = tmp_path / "heartbeat.txt"
     cfg = tiny_config()
     cfg["datasets"] = ["liver"]
     cfg["protocol"].update(splits=1, timeout=600)
-    cfg["methods"] = [{"name": "slow", "family": "debug_fail", "params": {"mode": "sleep", "seconds": 25}}]
+    cfg["methods"] = [{"name": "slow", "family": "debug_fail",
+                       "params": {"mode": "sleep", "seconds": 60, "heartbeat": str(beat)}}]
     path = write_config(cfg)
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", jobs, "--out", str(out),
                              "--no-progress"], start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    time.sleep(8)  # the run is sleeping in its child by now
+    deadline = time.time() + 60
+    while time.time() < deadline and not (beat.exists() and beat.stat().st_size):
+        time.sleep(0.1)
+    assert beat.exists(), "the run should be sleeping in its child by now"
     t0 = time.time()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 130
     assert time.time() - t0 < 10
-    time.sleep(25)  # had the child survived, it would have written its row by now
+    time.sleep(1)  # a beat written while the sweep was exiting has landed by now
+    size = beat.stat().st_size
+    time.sleep(2)  # ten beats' time
+    assert beat.stat().st_size == size, "the run in flight outlived the sweep"
     assert not list((out / "rows").glob("*.json"))
 
 

@@ -170,7 +170,7 @@ def test_sigterm_stops_the_run_in_flight_at_once(write_config, tmp_path, jobs):
     deadline = time.time() + 60
     while time.time() < deadline and not (beat.exists() and beat.stat().st_size):
         time.sleep(0.1)
-    assert beat.exists(), "the run should be sleeping in its child by now"
+    assert beat.exists() and beat.stat().st_size, "the run should be sleeping in its child by now"
     t0 = time.time()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 130

@@ -67,6 +67,8 @@ ENTRIES = (
           "(1 at every step against twice the previous step), on the first draw of every Table 1 set"),
     Entry("investigate_grid_search", "Checked: how step 3 of Algorithm 1 in paper 002 scores (lambda, gamma): the "
           "error on D2 against 5-fold CV within D1, at M = 15 on four Table 1 sets"),
+    Entry("investigate_updrs_hgk", "Checked: why paper 002's HGK on updrs is out of our reach: a Gaussian kernel on "
+          "age, sex and test_time alone, and Algorithm 1's inhomogeneous kernel with 19 or those 3 features"),
 )
 
 

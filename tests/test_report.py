@@ -111,6 +111,44 @@ def test_verdict_against_the_paper():
     assert verdict(2.0, 1.5, "accuracy") == "better" and verdict(-2.0, 1.5, "accuracy") == "worse"
     assert verdict(-1.0, 0.5, "mse") == "better" and verdict(1.0, 0.5, "mse") == "worse"
     assert verdict(float("nan"), 1.0, "mse") == "-"
+    # issue 48: a paper with no std (paper 004's digits, MNIST 4 vs 7: 0.20 against 0.20) gets no better / worse
+    assert verdict(0.004, float("nan"), "accuracy") == "paper gives no std: see Δ"
+    assert verdict(-3.0, float("nan"), "mse") == "paper gives no std: see Δ"
+
+
+def _write_rows(store, exp, value, n_train=400, n_test=100):
+    from tkbench.bench.plan import make_plan
+
+    for spec in make_plan(exp):
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
+                         "cv_seconds": 0.0, "predict_seconds": 0.1, "n_train": n_train, "n_test": n_test,
+                         "accuracy": value(spec)})
+
+
+def test_one_run_cells_show_n_and_no_std_and_tied_ranks_are_all_bold(results_folder):
+    cfg = {"name": "onedraw", "protocol": {"splits": 1, "seed": 1}, "datasets": ["liver", "pima"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"},
+                       {"name": "c", "family": "krr_rbf"}]}
+    exp, store, out = results_folder(cfg)
+    _write_rows(store, exp, lambda spec: {"a": 80.0, "b": 80.0, "c": 70.0}[spec.method])
+    text = build_report(out, ["md"])[0].read_text()
+    assert "| liver | a | **80.00 (n = 1)** |" in text and "| liver | b | **80.00 (n = 1)** |" in text
+    assert "± 0.00" not in text
+    assert "| a | **1.50** | 2 |" in text and "| b | **1.50** | 2 |" in text and "| c | 3.00 | 0 |" in text
+    # one split each: no p-value, no verdict
+    assert "| liver | c | a | 1 | -10 | undefined | 1.000 | undefined: 1 paired splits" in text
+
+
+def test_significance_verdicts_follow_the_t_statistic_and_refuse_degenerate_data(results_folder):
+    cfg = {"name": "sigdir", "protocol": {"splits": 6, "seed": 1}, "datasets": ["liver"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"}]}
+    exp, store, out = results_folder(cfg)
+    # b is 0.5 below a on every split (zero variance of the differences): no p-value, however many splits
+    _write_rows(store, exp, lambda spec: 70.0 + spec.split + (0.5 if spec.method == "a" else 0.0))
+    text = build_report(out, ["md"])[0].read_text()
+    assert "| liver | b | a | 6 | -0.5 | undefined |" in text and "zero variance" in text
+    assert "0.0e+00" not in text
 
 
 def test_check_passes_and_fails(fixture_results, tmp_path):

@@ -20,8 +20,28 @@ def test_paired_stats_counts_and_matches_scipy():
     mse = paired_stats(ours, ref, "mse")  # lower is better: wins and losses swap, the difference keeps its sign
     assert (mse["wins"], mse["losses"], mse["mean_diff"]) == (1, 4, s["mean_diff"]) and mse["better"] < 0
     same = paired_stats(ref[:5], ref[:5], "accuracy")
-    assert same["ties"] == 5 and same["p"] == 1.0
+    assert same["ties"] == 5 and np.isnan(same["p"])
     assert paired_stats(ours, pd.Series([1.0], index=[9]), "accuracy") is None
+
+
+def test_paired_verdict_takes_its_direction_from_the_wilcoxon_rank_sums():
+    """Issue 48 (Abalone, nkrr_d2 against linear_l2): most splits won, the mean dragged the other way by a few
+    outlying splits. The verdict must follow the test that was run (Wilcoxon: rank sums), not the mean."""
+    from tkbench.report.paired import _verdict
+
+    ref = pd.Series(np.full(30, 4.0), index=range(30))
+    delta = -np.linspace(0.08, 0.3, 30)  # MSE: 22 splits where ours is lower ...
+    delta[22:] = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 3.0, 2.5]  # ... 6 slightly higher and 2 far higher
+    ours = ref + delta
+    s = paired_stats(ours, ref, "mse")
+    assert s["mean_diff"] > 0  # the mean says worse
+    assert (s["wins"], s["losses"]) == (22, 8)
+    w = wilcoxon(delta, zero_method="zsplit")
+    assert s["p"] == pytest.approx(w.pvalue) and s["p"] < 0.05
+    assert min(s["rank_sum_better"], s["rank_sum_worse"]) == pytest.approx(w.statistic)
+    assert s["rank_sum_better"] > s["rank_sum_worse"] and s["median_diff"] < 0
+    assert _verdict(s) == "better"
+    assert _verdict(paired_stats(ref, ours, "mse")) == "worse"
 
 
 def test_accuracy_report_has_paired_rmse_and_final_fit_tables(write_config, tmp_path):

@@ -22,7 +22,36 @@ def test_corrected_resampled_ttest_by_hand_and_its_correction():
     assert t0 == pytest.approx(ref.statistic, rel=1e-9) and p0 == pytest.approx(ref.pvalue, rel=1e-9)
     assert p > p0  # the correction makes the test more conservative
     assert all(math.isnan(v) for v in S.corrected_resampled_ttest([1.0], 10, 2))  # one split: no test
-    assert S.corrected_resampled_ttest([0.0, 0.0, 0.0], 10, 2) == (0.0, 1.0)
+    assert all(math.isnan(v) for v in S.corrected_resampled_ttest([0.0] * 8, 10, 2))  # identical: no test
+
+
+def test_no_p_value_from_floating_point_noise_or_too_few_splits():
+    """Issue 48: identical per-split differences (zero variance, or variance of rounding size) used to give
+    p = 0.0e+00 or 4.4e-31 and a verdict; three splits gave p < 0.05 where Wilcoxon says 0.25."""
+    ref = np.array([80.0, 81.5, 79.25, 82.0, 80.75, 79.5, 81.0, 80.25])
+    ours = ref + 0.2  # the same shift on every split: zero variance (up to rounding)
+    assert np.var(ours - ref, ddof=1) < 1e-25  # rounding left a tiny non-zero variance: the case that printed 4e-31
+    res = S.paired_test(ours, ref, 400, 100)
+    assert math.isnan(res.p_corrected_t) and "zero variance" in res.undefined
+    exact = S.paired_test(np.full(8, 0.7), np.full(8, 0.5), 400, 100)
+    assert math.isnan(exact.p_corrected_t) and "zero variance" in exact.undefined
+    three = S.paired_test(ref[:3] + [0.2, 0.21, 0.19], ref[:3], 400, 100)
+    assert math.isnan(three.p_corrected_t) and "3 paired splits" in three.undefined
+    assert three.p_wilcoxon == pytest.approx(stats.wilcoxon([0.2, 0.21, 0.19]).pvalue) == 0.25
+    same = S.paired_test(ref, ref.copy(), 400, 100)
+    assert "identical" in same.undefined and math.isnan(same.p_wilcoxon)
+    noise = S.paired_test(ref + 1e-13 * np.arange(8), ref, 400, 100)  # rounding-size differences are ties
+    assert "identical" in noise.undefined and math.isnan(noise.p_wilcoxon)
+    fine = S.paired_test(ref + [0.2, 0.1, 0.3, 0.25, 0.15, 0.2, 0.22, 0.18], ref, 400, 100)
+    assert fine.undefined == "" and fine.p_corrected_t < 0.05
+
+
+def test_signed_rank_sums_match_scipy_and_give_the_tested_direction():
+    d = np.array([-0.5, 0.1, 0.2, 0.0, 0.15, -0.05, 0.3, 0.12, -0.02])
+    pos, neg = S.signed_rank_sums(d)
+    assert pos + neg == pytest.approx(len(d) * (len(d) + 1) / 2)
+    assert min(pos, neg) == pytest.approx(stats.wilcoxon(d, zero_method="zsplit").statistic)
+    assert pos > neg and S.paired_test(d, np.zeros_like(d), 400, 100).wilcoxon_direction == 1
 
 
 def test_paired_test_has_wilcoxon_beside_the_t_test():
@@ -31,7 +60,7 @@ def test_paired_test_has_wilcoxon_beside_the_t_test():
     res = S.paired_test(a, b, 800, 200)
     assert res.n == 30 and res.mean_diff == pytest.approx(np.mean(a - b))
     assert res.p_wilcoxon == pytest.approx(stats.wilcoxon(a - b, zero_method="zsplit").pvalue)
-    assert S.paired_test(a, a, 800, 200).p_wilcoxon == 1.0
+    assert math.isnan(S.paired_test(a, a, 800, 200).p_wilcoxon)  # nothing to rank: no test, not p = 1
 
 
 def test_average_ranks_share_ties_and_friedman_equals_scipy():

@@ -2,7 +2,7 @@
 
 Only rows whose key belongs to the folder's current plan are used (rows left by an earlier version of the config
 are counted as ``stale`` and ignored). Means and standard deviations are over the ``ok`` runs; the standard
-deviation is the sample one (ddof=1), 0 for a single run. Failed, timed-out and crashed runs are counted,
+deviation is the sample one (ddof=1), undefined (NaN) for a single run: a cell from one draw shows n = 1, no std. Failed, timed-out and crashed runs are counted,
 never silently dropped.
 """
 from __future__ import annotations
@@ -62,7 +62,7 @@ def mean_std(values: pd.Series) -> tuple[float, float]:
     v = values.dropna().to_numpy(dtype=float)
     if len(v) == 0:
         return float("nan"), float("nan")
-    return float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+    return float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else float("nan")
 
 
 def summarize(res: Results) -> pd.DataFrame:

@@ -35,7 +35,8 @@ def write_baseline(results_dir: str | Path, output: str | Path, *, accuracy_tol:
         metric = line["metric"]
         tol = {"abs": accuracy_tol} if HIGHER_IS_BETTER[metric] else {"rel": mse_rtol}
         entries.append({"dataset": line["dataset"], "method": line["method"], "metric": metric,
-                        "mean": float(line["metric_mean"]), "std": float(line["metric_std"]),
+                        "mean": float(line["metric_mean"]),
+                        "std": None if math.isnan(line["metric_std"]) else float(line["metric_std"]),
                         "n_ok": int(line["n_ok"]), "tolerance": tol})
     data = {"format": FORMAT, "experiment": res.experiment.name, "created": datetime.now(UTC).isoformat(),
             "note": "tolerances: abs = allowed drop in accuracy points; rel = allowed relative rise of MSE",

@@ -100,7 +100,8 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
           "Regenerated from the committed result rows by `tkbench report --all` (or `make reproduce-report`); "
           "nothing is re-run. Each section is one config under `configs/`; its notes list every deviation from the "
           "paper's protocol. Verdicts: *within 1 std* when our mean is within one of the paper's standard "
-          "deviations of the paper's mean, otherwise *better* or *worse*.", ""]
+          "deviations of the paper's mean, otherwise *better* or *worse*; where the paper prints no std, the "
+          "verdict says so and Δ is the comparison. A cell from one run shows (n = 1) and no std.", ""]
     html = []
     written: list[Path] = []
     for entry in ENTRIES:

@@ -3,7 +3,10 @@
 - Per dataset: each method against the dataset's best (by mean metric) on the splits both finished: mean
   difference, the corrected resampled t-test (Nadeau & Bengio 2003; n_train and n_test from the rows) and the
   Wilcoxon signed-rank test; "tie" when the corrected t-test's p >= 0.05 (the test made for repeated random
-  splits; Wilcoxon shown beside it), else "worse".
+  splits; Wilcoxon shown beside it), else "worse" or "better" by the sign of t (the tested statistic; "better" is
+  possible when the splits both finished differ from those behind the means). No p-value and no verdict when the
+  data cannot give one (:func:`tkbench.report.statistics.degenerate`: fewer than 5 shared splits, identical
+  results, differences that do not vary): the verdict then says why.
 - Across datasets (those where every method has a mean): average ranks, the Friedman test (three or more methods)
   and Nemenyi's critical difference, drawn as Demsar's diagram (``critical_difference.png``).
 Statistics: :mod:`tkbench.report.statistics`.
@@ -17,14 +20,14 @@ import numpy as np
 import pandas as pd
 
 from tkbench.report.aggregate import HIGHER_IS_BETTER
-from tkbench.report.statistics import average_ranks, cd_diagram, friedman, nemenyi_cd, paired_test
+from tkbench.report.statistics import MIN_SPLITS, average_ranks, cd_diagram, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
 
 LEVEL = 0.05
 
 
 def _p(p: float) -> str:
-    return "-" if p is None or math.isnan(p) else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
+    return "undefined" if p is None or math.isnan(p) else (f"{p:.3f}" if p >= 0.001 else f"{p:.1e}")
 
 
 def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[TableModel], list[Path]]:
@@ -50,12 +53,18 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
                 continue
             ours = cell[cell["method"] == method].set_index("split")[metric].dropna()
             common = ours.index.intersection(ref.index)
-            if len(common) < 2 or math.isnan(n_train) or math.isnan(n_test):
+            if len(common) == 0 or math.isnan(n_train) or math.isnan(n_test):
                 rows.append([Cell(ds), Cell(method), Cell(best), Cell(str(len(common))), Cell("-"), Cell("-"),
-                             Cell("-"), Cell("too few shared splits")])
+                             Cell("-"), Cell("undefined: no shared split")])
                 continue
             test = paired_test(ours[common].to_numpy(), ref[common].to_numpy(), int(n_train), int(n_test))
-            verdict = "tie" if not test.p_corrected_t < LEVEL else "worse"
+            higher_better = 1 if higher else -1
+            if test.undefined:
+                verdict = test.undefined
+            elif not test.p_corrected_t < LEVEL:
+                verdict = "tie"
+            else:
+                verdict = "better" if test.t * higher_better > 0 else "worse"
             rows.append([Cell(ds), Cell(method), Cell(best), Cell(str(test.n)), Cell(f"{test.mean_diff:+.4g}"),
                          Cell(_p(test.p_corrected_t)), Cell(_p(test.p_wilcoxon)), Cell(verdict)])
     if rows:
@@ -64,7 +73,9 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
             ["Dataset", "Method", "Best", "Splits", "Mean Δ", "Corrected t-test p", "Wilcoxon p", "Verdict"], rows,
             [f"Corrected resampled t-test (Nadeau & Bengio 2003: variance (1/J + n_test/n_train) s², J - 1 degrees "
              f"of freedom), which allows for the overlap of the training parts of repeated random splits; 'tie' when "
-             f"its p >= {LEVEL}. The Wilcoxon signed-rank p is shown beside it."]))
+             f"its p >= {LEVEL}, else the sign of t says better or worse. The Wilcoxon signed-rank p is shown beside "
+             f"it. No p-value ('undefined') from fewer than {MIN_SPLITS} shared splits, from identical results or "
+             "from differences that do not vary: floating-point noise is not evidence."]))
     means = summary.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
     methods = [m.name for m in res.experiment.methods if m.name in means.columns]
     complete = means[methods].dropna()
@@ -73,12 +84,15 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
                   for ds in complete.index}
         signed = np.vstack([complete.loc[ds].to_numpy() * (1 if higher[ds] else -1) for ds in complete.index])
         ranks = average_ranks(signed, higher_is_better=True)
-        wins = np.bincount(np.argmax(signed, axis=1), minlength=len(methods))
+        wins = (signed == signed.max(axis=1, keepdims=True)).sum(axis=0)  # a dataset tied at the top counts for each
         chi2, p = friedman(signed)
         cd = nemenyi_cd(len(methods), len(complete))
         order = np.argsort(ranks)
-        rows = [[Cell(methods[i]), Cell(f"{ranks[i]:.2f}", i == order[0]), Cell(str(int(wins[i])))] for i in order]
-        notes = [f"{len(complete)} datasets where every method has a mean; rank 1 is the best, ties share ranks."]
+        top = ranks[order[0]]  # every method tied at the best average rank is bold, not only the first listed
+        rows = [[Cell(methods[i]), Cell(f"{ranks[i]:.2f}", bool(abs(ranks[i] - top) <= 1e-9)), Cell(str(int(wins[i])))]
+                for i in order]
+        notes = [f"{len(complete)} datasets where every method has a mean; rank 1 is the best, ties share ranks; every "
+                 "method tied at the best average rank is bold, and a dataset tied at the top counts as won by each."]
         if not math.isnan(p):
             notes.append(f"Friedman test: chi² = {chi2:.2f}, p = {_p(p)} "
                          f"({'the methods differ' if p < LEVEL else 'no significant difference'} at {LEVEL}).")

@@ -18,43 +18,103 @@ import numpy as np
 from scipy import stats
 
 
+# A p-value needs enough splits and differences that are not floating-point noise. With fewer than MIN_SPLITS
+# paired values the corrected t-test has at most 3 degrees of freedom and the two-sided Wilcoxon test cannot go
+# below 0.0625 (2 / 2^5), so neither can carry a verdict; we say "undefined" instead of printing a number.
+MIN_SPLITS = 5
+# Differences at most NOISE times the values' magnitude are rounding, not a difference between methods
+# (identical models fitted in a different order differ by ~1e-15 relative).
+NOISE = 1e-9
+
+
 @dataclass(frozen=True)
 class PairedTest:
+    """Both paired tests on J differences d_j = ours_j - theirs_j.
+
+    ``undefined`` is the reason no p-value is given (too few splits, identical results, zero variance), or "";
+    ``rank_sum_pos`` / ``rank_sum_neg`` are Wilcoxon's W+ and W- (zero differences split between them), whose
+    order is the direction the Wilcoxon test tested; ``median_diff`` is the median of d."""
     n: int
     mean_diff: float
     t: float
     p_corrected_t: float
     p_wilcoxon: float
+    median_diff: float = math.nan
+    rank_sum_pos: float = math.nan
+    rank_sum_neg: float = math.nan
+    undefined: str = ""
+
+    @property
+    def wilcoxon_direction(self) -> int:
+        """+1 when the positive differences carry more rank (ours larger), -1 when the negative ones do, 0 on a tie."""
+        if math.isnan(self.rank_sum_pos) or self.rank_sum_pos == self.rank_sum_neg:
+            return 0
+        return 1 if self.rank_sum_pos > self.rank_sum_neg else -1
 
 
-def corrected_resampled_ttest(diffs, n_train: int, n_test: int) -> tuple[float, float]:
-    """(t, two-sided p) of Nadeau & Bengio's corrected resampled t-test for J paired differences."""
+def noise_tolerance(*values) -> float:
+    """The largest |difference| treated as zero: NOISE times the largest magnitude among the compared values."""
+    scale = max([1.0, *(float(np.max(np.abs(v))) for v in values if np.size(v))])
+    return NOISE * scale
+
+
+def degenerate(diffs, tol: float) -> str:
+    """Why paired differences support no p-value ("" when they do): too few, all zero, or not varying."""
+    d = np.asarray(diffs, dtype=float)
+    if len(d) < MIN_SPLITS:
+        return f"undefined: {len(d)} paired splits (a p-value needs at least {MIN_SPLITS})"
+    if np.all(np.abs(d) <= tol):
+        return "undefined: identical on every split"
+    if float(np.std(d, ddof=1)) <= tol:
+        return "undefined: the differences do not vary (zero variance)"
+    return ""
+
+
+def corrected_resampled_ttest(diffs, n_train: int, n_test: int, tol: float = 0.0) -> tuple[float, float]:
+    """(t, two-sided p) of Nadeau & Bengio's corrected resampled t-test for J paired differences; (nan, nan)
+    when :func:`degenerate` finds no basis for a p-value (``tol``: the |difference| counted as zero)."""
     d = np.asarray(diffs, dtype=float)
     J = len(d)
-    if J < 2:
+    if degenerate(d, tol):
         return math.nan, math.nan
     var = float(np.var(d, ddof=1))
-    mean = float(np.mean(d))
-    if var == 0.0:
-        return (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
-    t = mean / math.sqrt((1.0 / J + n_test / n_train) * var)
+    t = float(np.mean(d)) / math.sqrt((1.0 / J + n_test / n_train) * var)
     return t, float(2.0 * stats.t.sf(abs(t), J - 1))
 
 
-def wilcoxon_p(diffs, tol: float = 0.0) -> float:
-    """Two-sided p of the Wilcoxon signed-rank test (zero differences split between the signs); 1 when every
-    |difference| <= tol (no evidence either way)."""
+def signed_rank_sums(diffs, tol: float = 0.0) -> tuple[float, float]:
+    """Wilcoxon's (W+, W-): the ranks of |d| summed over positive and negative differences, differences with
+    |d| <= tol counted as zero and their ranks split half to each side (SciPy's ``zero_method="zsplit"``)."""
     d = np.asarray(diffs, dtype=float)
-    if len(d) == 0 or np.all(np.abs(d) <= tol):
-        return 1.0
+    d = np.where(np.abs(d) <= tol, 0.0, d)
+    if len(d) == 0:
+        return math.nan, math.nan
+    r = stats.rankdata(np.abs(d))
+    zero = r[d == 0].sum() / 2.0
+    return float(r[d > 0].sum() + zero), float(r[d < 0].sum() + zero)
+
+
+def wilcoxon_p(diffs, tol: float = 0.0) -> float:
+    """Two-sided p of the Wilcoxon signed-rank test (differences with |d| <= tol are zeros, split between the
+    signs); nan when every difference is zero (nothing to rank: no test, not "p = 1")."""
+    d = np.asarray(diffs, dtype=float)
+    d = np.where(np.abs(d) <= tol, 0.0, d)
+    if len(d) == 0 or np.all(d == 0):
+        return math.nan
     return float(stats.wilcoxon(d, zero_method="zsplit").pvalue)
 
 
 def paired_test(ours, theirs, n_train: int, n_test: int) -> PairedTest:
-    """Both tests on the splits' paired values (ours - theirs)."""
-    d = np.asarray(ours, dtype=float) - np.asarray(theirs, dtype=float)
-    t, p = corrected_resampled_ttest(d, n_train, n_test)
-    return PairedTest(len(d), float(np.mean(d)) if len(d) else math.nan, t, p, wilcoxon_p(d))
+    """Both tests on the splits' paired values (ours - theirs), with differences below :data:`NOISE` of the
+    values' magnitude counted as zero. The Wilcoxon p is given whenever some difference is not zero (it is exact
+    for any J); the t-test's only when :func:`degenerate` allows it."""
+    ours, theirs = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
+    d = ours - theirs
+    tol = noise_tolerance(ours, theirs)
+    t, p = corrected_resampled_ttest(d, n_train, n_test, tol)
+    pos, neg = signed_rank_sums(d, tol)
+    return PairedTest(len(d), float(np.mean(d)) if len(d) else math.nan, t, p, wilcoxon_p(d, tol),
+                      float(np.median(d)) if len(d) else math.nan, pos, neg, degenerate(d, tol))
 
 
 def average_ranks(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Per dataset x method: mean ± std of the metric over the ok splits, the paper's mean ± std and our difference
 (when the config names a reference file), fit time mean ± std (and the paper's), CV time, the number of ok splits
-out of those planned, and any failed / timeout / crashed / missing counts. The best mean per dataset is bold.
+out of those planned, and any failed / timeout / crashed / missing counts. The best mean per dataset is bold (every
+method tied at it). A cell from a single run shows "(n = 1)" and no std.
 """
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                 rows += _not_run_rows(previous, not_run, reference, ref_names, metric, as_error, digits[metric])
             previous = line["dataset"]
             row = [Cell(line["dataset"]), Cell(line["method"]),
-                   Cell(fmt(line["metric_mean"], line["metric_std"], digits[metric]), bool(line["best"]))]
+                   Cell(fmt(line["metric_mean"], line["metric_std"], digits[metric]) + _one(line.get("n_ok")),
+                        bool(line["best"]))]
             paper = None
             if reference is not None:
                 paper = reference.lookup(ref_names["datasets"].get(line["dataset"], line["dataset"]),
@@ -184,8 +186,8 @@ def train_test_table(summary: pd.DataFrame, reference: Reference | None,
             paper = reference.lookup(ref_names["datasets"].get(line["dataset"], line["dataset"]),
                                      ref_names["methods"].get(line["method"], line["method"]), "accuracy")
         train, test = shown(line["train_accuracy_mean"]), shown(line["metric_mean"])
-        row = [Cell(line["dataset"]), Cell(line["method"]), Cell(fmt(train, line["train_accuracy_std"])),
-               Cell(fmt(test, line["metric_std"])), Cell(_signed(test - train if as_error else train - test, 2))]
+        row = [Cell(line["dataset"]), Cell(line["method"]), Cell(fmt(train, line["train_accuracy_std"]) + _one(line.get("n_ok"))),
+               Cell(fmt(test, line["metric_std"]) + _one(line.get("n_ok"))), Cell(_signed(test - train if as_error else train - test, 2))]
         if reference is not None:
             row += [Cell(fmt(shown(paper.train[0]), paper.train[1]) if paper and paper.train else "-"),
                     Cell(fmt(shown(paper.metric[0]), paper.metric[1]) if paper and paper.metric else "-")]
@@ -211,14 +213,25 @@ def rmse_table(part: pd.DataFrame) -> TableModel:
                        "coded -1 / +1, the regression error of methods trained by regression on those labels."])
 
 
+NO_PAPER_STD = "paper gives no std: see Δ"
+
+
 def verdict(diff: float, paper_std: float, metric: str) -> str:
     """'within 1 std' when |ours - paper| <= the paper's std over splits; otherwise 'better' or 'worse'
-    (higher accuracy, lower MSE is better)."""
+    (higher accuracy, lower MSE is better). Without a std from the paper (NaN; e.g. paper 004's digits tables)
+    there is no scale to judge a difference on: the verdict says so and the Δ column carries the comparison."""
     if diff is None or math.isnan(diff):
         return "-"
+    if paper_std is None or math.isnan(paper_std):
+        return NO_PAPER_STD
     if abs(diff) <= paper_std:
         return "within 1 std"
     return "better" if (diff > 0) == (metric == "accuracy") else "worse"
+
+
+def _one(n_ok) -> str:
+    """The mark of a cell that rests on a single run (no std to show)."""
+    return " (n = 1)" if n_ok == 1 else ""
 
 
 def _signed(x: float, digits: int) -> str:

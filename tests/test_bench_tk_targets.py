@@ -15,6 +15,11 @@
 Except in the fresh processes, every fit runs after a warm-up fit on a few rows (numba compilation and cache loading are not the solver's time),
 with the threads this process has. Results, with the machine, in results/bench/tk_targets.json (run on one core:
 ``taskset -c 0``) or tk_targets_<n>cores.json.
+
+It fails when a fit is wrong (the two dual solvers disagree, a fit stops short of its tolerance, a score is no better
+than predicting the mean or the majority class) or when a target is missed, except the targets in KNOWN_UNMET,
+whose JSON entry says "met": false and which README lists as not met (the test then fails if one of them is met,
+so that README is corrected).
 """
 from __future__ import annotations
 
@@ -29,6 +34,20 @@ import pytest
 from tkbench.bench.provenance import cpu_model
 
 SOLVERS = ("libsvm", "smo")
+# targets measured as not met (README, speed targets table): Airfoil's learned kernel makes a much harder SVR dual
+KNOWN_UNMET = {"airfoil"}
+
+
+def _check_fits(name, tk, yte, task):
+    """The two dual solvers solve the same problem: the same score (to 1 %), both certified to their tolerance."""
+    key = "mse" if task == "regression" else "accuracy"
+    a, b = tk["libsvm"][key], tk["smo"][key]
+    assert tk["libsvm"]["converged"] and tk["smo"]["converged"], (name, tk)
+    assert abs(a - b) <= 0.01 * max(abs(a), abs(b)), (name, a, b)
+    if task == "regression":
+        assert a < float(np.var(yte)), (name, a, np.var(yte))  # better than predicting the mean
+    else:
+        assert a > max(np.mean(yte == c) for c in np.unique(yte)), (name, a)  # better than the majority class
 
 
 def _timed(fn):
@@ -62,7 +81,8 @@ def _measure_tk(task, Xtr, ytr, Xte, yte, **params):
         score = float(np.mean((pred - yte) ** 2)) if task == "regression" else float(np.mean(pred == yte))
         out[solver] = {"seconds": seconds, "mse" if task == "regression" else "accuracy": score,
                        "n_iter": int(est.n_iter_), "n_svm_solves": int(est.n_svm_solves_),
-                       "relative_gap": float(est.gap_history_[-1]["relative_gap"])}
+                       "relative_gap": float(est.gap_history_[-1]["relative_gap"]),
+                       "converged": bool(np.all(est.converged_))}
     return out
 
 
@@ -147,21 +167,29 @@ def test_bench_tk_targets():
         "m": len(ytr), "rbf_svr": {"seconds": svr_seconds, "mse": svr_mse, "n_iter": int(np.sum(svr[0][1].n_iter_))},
         "tk": tk, "ratio_to_svr": {s: tk[s]["seconds"] / svr_seconds for s in SOLVERS}, "target_ratio": 10.0,
         "one_dual_each": _one_dual_each(Xtr, ytr, scaler)}
+    _check_fits("airfoil", tk, yte, "regression")
+    report["targets"]["airfoil"]["met"] = min(report["targets"]["airfoil"]["ratio_to_svr"].values()) <= 10.0
 
     for task, target in (("regression", 8.0), ("classification", 2.0)):
         ds = load_dataset("ccpp", {"task": task} if task == "classification" else None)
         Xtr, ytr, Xte, yte = _split(ds.X, ds.y, test=0.1, size=8000)
         tk = _measure_tk(task, Xtr, ytr, Xte, yte, C=1.0, delta=0.1, degree=1, basis="x", tol=0.01)
-        report["targets"][f"ccpp_{task}"] = {"m": len(ytr), "tk": tk, "target_seconds": target}
+        _check_fits(f"ccpp_{task}", tk, yte, task)
+        report["targets"][f"ccpp_{task}"] = {"m": len(ytr), "tk": tk, "target_seconds": target,
+                                             "met": min(tk[s]["seconds"] for s in SOLVERS) <= target}
 
     for name, pmkl_seconds, target in (("liver", 12 * 0.54, 50.0), ("pima", 50 * 0.79, 100.0)):
         runs = {engine: _fresh_process_fits(name, engine) for engine in ("auto", "numba")}
         report["targets"][f"{name}_fresh_process"] = {
             **runs, "pmkl_seconds_from_issue": pmkl_seconds, "target_ratio": target,
-            "ratio_to_pmkl": {e: pmkl_seconds / r["first_fit_seconds"] for e, r in runs.items()}}
+            "ratio_to_pmkl": {e: pmkl_seconds / r["first_fit_seconds"] for e, r in runs.items()},
+            "met": pmkl_seconds / runs["auto"]["first_fit_seconds"] >= target}
+        assert runs["auto"]["accuracy"] > 0.5, (name, runs)  # the timed fit is a real one
 
     cores = report["affinity"]  # one core (taskset -c 0): tk_targets.json; more: tk_targets_<n>cores.json
     path = Path("results/bench/tk_targets.json" if cores == 1 else f"results/bench/tk_targets_{cores}cores.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
+    met = {name: entry["met"] for name, entry in report["targets"].items()}
+    assert met == {name: name not in KNOWN_UNMET for name in met}, met

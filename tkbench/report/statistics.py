@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-
 # A p-value needs enough splits and differences that are not floating-point noise. With fewer than MIN_SPLITS
 # paired values the corrected t-test has at most 3 degrees of freedom and the two-sided Wilcoxon test cannot go
 # below 0.0625 (2 / 2^5), so neither can carry a verdict; we say "undefined" instead of printing a number.

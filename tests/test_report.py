@@ -492,3 +492,22 @@ def test_not_run_methods_show_the_papers_numbers_beside_each_data_set():
     # a method restricted to other data sets (HGK_cv: cycle only) gets no "no data" row
     restricted = metric_tables(summary, ref, names, no_data=["cod"], only_on={"RF": ["bank", "cadata"]})[0]
     assert [[c.text for c in row][:2] for row in restricted.rows][-1:] == [["cod", "SVM"]]
+
+
+def test_calibrated_choices_mark_their_cells_and_are_checked(results_folder, write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = {"name": "calib", "protocol": {"splits": 2, "seed": 1}, "datasets": ["liver", "pima"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"}],
+           "calibrated": [{"note": "label rule chosen to match the paper's RF", "datasets": ["pima"]},
+                          {"note": "b's settings matched to the paper", "methods": ["b"]}]}
+    exp, store, out = results_folder(cfg)
+    _write_rows(store, exp, lambda spec: 70.0 + spec.split + (spec.method == "a"))
+    text = build_report(out, ["md"])[0].read_text()
+    assert "| pima | b | 70.50 ± 0.71 [c1][c2] |" in text and "| pima | a | **71.50 ± 0.71 [c1]** |" in text
+    assert "| liver | a | **71.50 ± 0.71** |" in text and "| liver | b | 70.50 ± 0.71 [c2] |" in text
+    assert "- [c1] calibrated on the paper's own numbers: label rule chosen to match the paper's RF" in text
+    with pytest.raises(ConfigError, match=r"calibrated\[0\]\.methods: 'nope'"):
+        load_config(write_config(tiny_config(calibrated=[{"note": "x", "methods": ["nope"]}])))

@@ -248,6 +248,18 @@ class Comparison(_Strict):
     against: list[str] = Field(min_length=1, description="the reference group; per dataset its best mean is used")
 
 
+class Calibrated(_Strict):
+    """A choice made by matching the paper's own numbers (e.g. a label rule picked because it reproduces the paper's
+    random forest): the table marks every cell it touches and prints the note under the table."""
+
+    note: str = Field(min_length=1, description="what was chosen, and against which of the paper's numbers")
+    datasets: list[str] | None = Field(None, description="dataset labels it applies to (default: every dataset)")
+    methods: list[str] | None = Field(None, description="methods it applies to (default: every method)")
+
+    def applies(self, dataset: str, method: str) -> bool:
+        return (self.datasets is None or dataset in self.datasets) and (self.methods is None or method in self.methods)
+
+
 class Evaluation(_Strict):
     """The evaluation-time table of an accuracy experiment: test-set prediction time per method with the model-size
     factors that set it (support vectors, cosines, Gaussians; from the fits' diagnostics), optionally beside a
@@ -294,6 +306,8 @@ class Experiment(_Strict):
     evaluation: Evaluation | None = Field(None, description="accuracy experiments: add the evaluation-time table "
                                           "(test-set prediction time and model size per method)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
+    calibrated: list[Calibrated] = Field(default_factory=list, description="choices calibrated on the paper's own "
+                                         "numbers: each marks the table cells it applies to, its note under the table")
     no_data: list[str] = Field(default_factory=list, description="datasets of the reference table we have no data "
                                "for (their keys in the reference file): their paper rows are shown, marked 'no data'")
     not_run: list[str] = Field(default_factory=list, description="methods of the reference table we do not run "
@@ -732,6 +746,14 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             for name in getattr(comp, part):
                 if name not in names:
                     problems.append((f"compare[{c}].{part}", name, f"a method of this config: {', '.join(names)}"))
+    labels = [ds.label for ds in exp.datasets]
+    for c, cal in enumerate(exp.calibrated):
+        for name in cal.methods or []:
+            if name not in names:
+                problems.append((f"calibrated[{c}].methods", name, f"a method of this config: {', '.join(names)}"))
+        for label in cal.datasets or []:
+            if label not in labels:
+                problems.append((f"calibrated[{c}].datasets", label, f"a dataset of this config: {', '.join(labels)}"))
     if exp.evaluation is not None and exp.kind not in ("accuracy", "convergence"):
         problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy or "
                          "convergence experiment only"))

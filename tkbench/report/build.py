@@ -330,6 +330,9 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
 
         tables = metric_tables(summary, reference, _ref_names(res), no_data=exp.no_data, not_run=exp.not_run,
                                only_on={m.name: list(m.datasets) for m in exp.methods if m.datasets is not None})
+        from tkbench.report.tables import mark_calibrated
+
+        mark_calibrated(tables, exp.calibrated)
         from tkbench.report.paired import paired_tables
 
         tables += paired_tables(res, summary)

@@ -165,6 +165,21 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
     return tables
 
 
+def mark_calibrated(tables: list[TableModel], calibrated) -> None:
+    """Mark each (dataset, method) cell that a choice calibrated on the paper's own numbers touches with [cN] after
+    its metric, and print "[cN] calibrated on the paper's numbers: ..." under the table (config ``calibrated``)."""
+    for table in tables:
+        used: dict[int, str] = {}
+        for row in table.rows:
+            if len(row) < 3:
+                continue
+            marks = [i for i, cal in enumerate(calibrated, 1) if cal.applies(row[0].text, row[1].text)]
+            if marks and row[2].text not in ("-", "not run", "no data"):
+                row[2].text += " " + "".join(f"[c{i}]" for i in marks)
+                used.update({i: calibrated[i - 1].note for i in marks})
+        table.notes[:0] = [f"[c{i}] calibrated on the paper's own numbers: {note}" for i, note in sorted(used.items())]
+
+
 def train_test_table(summary: pd.DataFrame, reference: Reference | None,
                      ref_names: dict[str, dict[str, str]]) -> TableModel | None:
     """Training against test accuracy (or error %, when the paper prints error rates) per (dataset, method),

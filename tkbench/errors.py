@@ -56,7 +56,15 @@ class MissingDependencyError(TkbenchError):
 
 
 def _show(value: Any) -> str:
-    text = "null" if value is None else repr(value)  # YAML's spelling of an empty value
+    """A value for an error message, at most 120 characters. reprlib bounds the work too: a nested value that
+    stands for billions of elements (a YAML alias bomb) is never rendered whole."""
+    import reprlib
+
+    short = reprlib.Repr()  # (Python 3.11 takes no keyword arguments here)
+    short.maxlevel, short.maxstring, short.maxlong, short.maxother = 3, 120, 60, 120
+    for name in ("maxtuple", "maxlist", "maxarray", "maxdict", "maxset", "maxfrozenset", "maxdeque"):
+        setattr(short, name, 8)
+    text = "null" if value is None else short.repr(value)  # YAML's spelling of an empty value
     return text if len(text) <= 120 else text[:117] + "..."
 
 

@@ -52,11 +52,49 @@ def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
     return where, f"invalid YAML: {problem}" + (f" ({context})" if context else "")
 
 
+# The most values a YAML document may stand for once its aliases are expanded. A config or reference file has a
+# few thousand; an "alias bomb" (nested anchors, 645 bytes) stands for billions and took more than 2 GB before.
+MAX_EXPANDED_NODES = 1_000_000
+
+
+def expanded_size(node: yaml.Node) -> int:
+    """How many nodes ``node`` stands for with every alias expanded (each shared node counted once per use),
+    computed in time linear in the composed graph (shared nodes are sized once)."""
+    sizes: dict[int, int] = {}
+
+    def size(n: yaml.Node) -> int:
+        key = id(n)
+        if key not in sizes:
+            sizes[key] = 0  # a recursive alias counts 0 on its way round; SafeLoader builds it as a cycle
+            if isinstance(n, yaml.SequenceNode):
+                total = 1 + sum(size(c) for c in n.value)
+            elif isinstance(n, yaml.MappingNode):
+                total = 1 + sum(size(k) + size(v) for k, v in n.value)
+            else:
+                total = 1
+            sizes[key] = min(total, 2 * MAX_EXPANDED_NODES)  # stop growing once over the limit
+        return sizes[key]
+
+    return size(node)
+
+
 def load_yaml(path: str | Path, kind: str = "YAML file", loader: type = yaml.SafeLoader) -> Any:
-    """The parsed YAML document of ``path`` (None for an empty file); errors as :class:`UnreadableFile`."""
+    """The parsed YAML document of ``path`` (None for an empty file); errors as :class:`UnreadableFile`. A document
+    whose aliases expand to more than :data:`MAX_EXPANDED_NODES` values is refused before it is built."""
     text = read_text(path, kind)
+    reader = loader(text)
     try:
-        return yaml.load(text, Loader=loader)  # noqa: S506 (a SafeLoader subclass)
+        node = reader.get_single_node()
+        if node is None:
+            return None
+        if expanded_size(node) > MAX_EXPANDED_NODES:
+            raise UnreadableFile(path, "(file)", f"its anchors and aliases expand to more than {MAX_EXPANDED_NODES:,} "
+                                 f"values: not a {kind} (a YAML alias bomb?)")
+        return reader.construct_document(node)
     except yaml.YAMLError as exc:
         where, what = yaml_problem(exc)
         raise UnreadableFile(path, where, what) from None
+    except RecursionError:
+        raise UnreadableFile(path, "(file)", f"nested too deeply to be a {kind}") from None
+    finally:
+        reader.dispose()

@@ -5,11 +5,14 @@ reported at once, as bad input (exit 2), also by ``--dry-run``.
   stops here, not run by run;
 - ``subsample`` must not exceed the dataset's rows (it used to be ignored silently);
 - ``cv_folds`` must not exceed the rows of a training part that is tuned by CV (k-fold CV needs k rows at least;
-  every split's training part is drawn here, as the run will draw it, so the smallest one is checked).
+  every split's training part is drawn here, as the run will draw it, so the smallest one is checked);
+- ``features`` must be columns the dataset has;
+- every split must leave a training part of at least 2 rows (with 2 classes, for classification) and a test part
+  of at least 1 row (a ``test_fraction`` close to 1 used to fail every run after loading its data).
 """
 from __future__ import annotations
 
-from tkbench.bench.execute import split_rows
+from tkbench.bench.execute import select_features, split_rows
 from tkbench.config import Experiment
 from tkbench.data import load_dataset
 from tkbench.errors import ConfigError, DatasetError
@@ -27,10 +30,21 @@ def check_data(exp: Experiment, specs) -> None:
         except DatasetError as exc:
             problems.append((f"datasets[{i}]", ds.name, f"readable, unchanged data ({exc})"))
             continue
+        if ds.features is not None:
+            try:
+                select_features(data, ds.features)
+            except ValueError as exc:
+                problems.append((f"datasets[{i}].features", ds.features, f"columns of {ds.label} ({exc})"))
+                continue
         sub = ds.subsample or exp.protocol.subsample
         if sub is not None and sub > len(data.y) and exp.kind != "density":
             field = f"datasets[{i}].subsample" if ds.subsample is not None else "protocol.subsample"
             problems.append((field, sub, f"at most {len(data.y)} (the rows of {ds.label})"))
+            continue
+        problem = _split_problem(data, [s for s in specs if s.label == ds.label and s.kind in ("accuracy",)])
+        if problem is not None:
+            field = f"datasets[{i}].test_fraction" if ds.test_fraction is not None else "protocol.test_fraction"
+            problems.append((field, ds.test_fraction or exp.protocol.test_fraction, problem))
             continue
         tuned = [s for s in specs if s.label == ds.label and s.grid and s.kind != "density"]
         smallest = min(((len(split_rows(data, s.to_dict(), s.split, s.seed)[0]), s) for s in
@@ -44,3 +58,21 @@ def check_data(exp: Experiment, specs) -> None:
                              f"of {s.method} (lower cv_folds, or give the method fixed params and grid: {{}})"))
     if problems:
         raise ConfigError(str(exp.source or exp.name), problems)
+
+
+def _split_problem(data, specs) -> str | None:
+    """What is wrong with the splits the runs in ``specs`` will draw (None: nothing)."""
+    import numpy as np
+
+    for s in {(s.split, s.size, s.seed): s for s in specs}.values():
+        try:
+            train, test = split_rows(data, s.to_dict(), s.split, s.seed)
+        except ValueError as exc:  # scikit-learn's splitter: no row left on one side
+            return f"a fraction that leaves rows on both sides of split {s.split} of {s.label} ({exc})"
+        if len(train) < 2 or len(test) < 1:
+            return (f"a fraction that leaves at least 2 training rows and 1 test row: split {s.split} of {s.label} "
+                    f"has {len(train)} training and {len(test)} test rows")
+        if data.task == "classification" and len(np.unique(data.y[train])) < 2:
+            return (f"a fraction whose training parts hold 2 classes or more: split {s.split} of {s.label} has one "
+                    f"class in its {len(train)} training rows")
+    return None

@@ -13,6 +13,7 @@ added to the inputs), ``n_features`` (twonorm, ringnorm), ``turns`` (spiral).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,9 @@ import numpy as np
 from tkbench.errors import DatasetError
 
 GENERATOR_VERSION = 1
+# the range of each option: n_samples up to 10 million rows (20 features: 1.6 GB), enough for any table here
+LIMITS = {"n_samples": (4, 10_000_000), "seed": (0, 2**63 - 1), "noise": (0.0, 1e6), "turns": (0.01, 1e3),
+          "n_features": (1, 10_000)}
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,15 @@ def resolve(name: str, options: dict[str, Any]) -> dict[str, Any]:
             f"synthetic dataset {name!r} has no option {unknown[0]!r}; its options: {', '.join(gen.defaults)}"
         )
     params = {**gen.defaults, **options}
-    if int(params["n_samples"]) < 4:
-        raise DatasetError(f"synthetic dataset {name!r}: n_samples must be >= 4, got {params['n_samples']!r}")
+    for key, value in params.items():
+        low, high = LIMITS[key]
+        integral = key != "noise" and key != "turns"
+        ok = (isinstance(value, int) and not isinstance(value, bool)) if integral else \
+            (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value))
+        if not ok or not low <= value <= high:
+            kind = "an integer" if integral else "a finite number"
+            raise DatasetError(f"synthetic dataset {name!r}: option {key}: {value!r}: expected {kind} from {low} "
+                               f"to {high}")
     return params
 
 

@@ -39,12 +39,15 @@ class EstimatorImportError(ValueError):
 
 def import_estimator(path: str) -> type:
     module_name, _, attr = path.rpartition(".")
-    if not module_name:
-        raise EstimatorImportError("a dotted import path, module.Class (e.g. sklearn.linear_model.Ridge)")
+    if not module_name or path.startswith(".") or not all(part.isidentifier() for part in path.split(".")):
+        raise EstimatorImportError("an absolute dotted import path, module.Class (e.g. sklearn.linear_model.Ridge; "
+                                   "a relative path has no package to be relative to)")
     try:
         obj = getattr(importlib.import_module(module_name), attr)
-    except ModuleNotFoundError as exc:
+    except ImportError as exc:
         raise EstimatorImportError(f"an importable module ({exc})") from None
+    except Exception as exc:  # the module's own code failed on import: say so instead of a traceback
+        raise EstimatorImportError(f"a module that imports cleanly ({type(exc).__name__}: {exc})") from None
     except AttributeError:
         raise EstimatorImportError(f"a class of module {module_name} (it has no {attr!r})") from None
     if not (inspect.isclass(obj) and issubclass(obj, BaseEstimator)):
@@ -57,7 +60,11 @@ def estimator_family(name: str) -> Family:
     """The family ``estimator:<import path>`` (cached per process)."""
     path = name[len(PREFIX):]
     cls = import_estimator(path)
-    probe = cls()
+    try:
+        probe = cls()
+    except Exception as exc:  # e.g. sklearn.pipeline.Pipeline needs its steps
+        raise EstimatorImportError(f"an estimator class that can be built without arguments, its settings coming "
+                                   f"from params and grid ({cls.__name__}() failed: {exc})") from None
     tasks = tuple(t for t, ok in zip(TASKS, (is_classifier(probe), is_regressor(probe)), strict=True) if ok)
     if not tasks:
         raise EstimatorImportError("a classifier or a regressor (scikit-learn's is_classifier / is_regressor)")

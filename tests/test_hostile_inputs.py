@@ -6,7 +6,6 @@ import gzip
 
 import pytest
 import yaml
-from conftest import tiny_config
 from typer.testing import CliRunner
 
 from tkbench.cli import app

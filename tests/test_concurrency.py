@@ -37,11 +37,12 @@ def _session(sid: int) -> list[int]:
     return alive
 
 
-def _sleepers(write_config, seconds: int, splits: int = 2):
+def _sleepers(write_config, seconds: int, splits: int = 2, heartbeat: Path | None = None):
     cfg = tiny_config()
     cfg["datasets"] = ["liver"]
     cfg["protocol"].update(splits=splits, timeout=600)
-    cfg["methods"] = [{"name": "slow", "family": "debug_fail", "params": {"mode": "sleep", "seconds": seconds}}]
+    params = {"mode": "sleep", "seconds": seconds, **({"heartbeat": str(heartbeat)} if heartbeat else {})}
+    cfg["methods"] = [{"name": "slow", "family": "debug_fail", "params": params}]
     return write_config(cfg)
 
 
@@ -50,8 +51,8 @@ def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_pa
     proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out",
                              str(tmp_path / "out"), "--no-progress"], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(12)  # both runs are sleeping in their children by now
-    assert len(_session(proc.pid)) >= 7, "main, 2 workers, their forkservers and runs should be alive"
+    # main, 2 workers, their forkservers and runs: polled, not a fixed sleep (a loaded machine starts slowly)
+    _poll(lambda: len(_session(proc.pid)) >= 7, 120, "main, 2 workers, their forkservers and runs alive")
     os.kill(proc.pid, signal.SIGKILL)  # the main process only, not its group
     proc.wait()
     deadline = time.time() + 20
@@ -167,11 +168,95 @@ def test_an_interrupted_force_run_says_how_to_finish(write_config, tmp_path):
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(out), "--no-progress"]
     assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
-    slow = _sleepers(write_config, seconds=60, splits=1)
+    beat = tmp_path / "beat.txt"
+    slow = _sleepers(write_config, seconds=60, splits=1, heartbeat=beat)
     forced = subprocess.Popen([*cmd[:4], str(slow), *cmd[5:], "--force"], stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
-    time.sleep(8)
+    _poll(lambda: beat.exists() and beat.stat().st_size, 120, "the forced run is in flight")
     forced.send_signal(signal.SIGTERM)
     _, err = forced.communicate(timeout=30)
     assert forced.returncode == 130
     assert "run with --force again" in " ".join(err.split())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _poll(condition, seconds: float, what: str):
+    """Wait until ``condition()`` is true (polling, never a fixed sleep); fail saying ``what`` did not happen."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+def test_a_killed_worker_records_its_run_as_crashed_and_the_sweep_goes_on(write_config, tmp_path):
+    """Issue 48: kill -9 of one loky worker used to end the sweep with TerminatedWorkerError (no summary, no row)
+    and leave the killed worker's run computing as an orphan."""
+    heartbeat = tmp_path / "hb.txt"
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"].update(splits=3, timeout=600)
+    cfg["methods"] = [{"name": "slow", "family": "debug_fail",
+                       "params": {"mode": "sleep", "seconds": 6, "heartbeat": str(heartbeat)}}]
+    path = write_config(cfg)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out", str(out),
+                             "--no-progress"], start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    # a run is sleeping: its pid writes the heartbeat; its worker is that pid's supervisor
+    run_pid = _poll(lambda: heartbeat.exists() and int(heartbeat.read_text().split()[0]), 120, "a run started")
+    ppid = int(Path(f"/proc/{run_pid}/stat").read_text().rsplit(")", 1)[1].split()[1])  # its forkserver
+    worker = int(Path(f"/proc/{ppid}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the forkserver's worker
+    assert "LokyProcess" in Path(f"/proc/{worker}/cmdline").read_bytes().decode(errors="replace")
+    os.kill(worker, signal.SIGKILL)
+    output, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 1, output  # a crashed run: not every run is ok
+    assert "Traceback" not in output and "TerminatedWorkerError" not in output, output
+    rows = ResultStore(out).rows()
+    status = sorted(r["status"] for r in rows)
+    assert status == ["crashed", "ok", "ok"], (status, output)
+    crashed = next(r for r in rows if r["status"] == "crashed")
+    assert "its worker process died while it ran" in crashed["error"] and "SIGKILL" in crashed["error"]
+    assert not _alive(run_pid), "the killed worker's run outlived it"
+    _poll(lambda: not _session(proc.pid), 20, "every process of the sweep ended")
+
+
+def test_processes_a_method_starts_end_with_its_run(write_config, tmp_path):
+    """A fit that starts a process in a new session (out of the run's process group) must not leave it behind."""
+    pids = tmp_path / "pids.txt"
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"].update(splits=2, timeout=600)
+    cfg["methods"] = [{"name": "spawner", "family": "debug_fail",
+                       "params": {"mode": "spawn", "seconds": 300, "heartbeat": str(pids)}}]
+    path = write_config(cfg)
+    run = subprocess.run([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out",
+                          str(tmp_path / "out"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2
+    _poll(lambda: not any(_alive(p) for p in started), 10, f"the spawned processes {started} ended")
+
+
+def test_a_keyboard_interrupt_inside_a_fit_is_recorded_with_its_reason(write_config, tmp_path):
+    cfg = tiny_config()
+    cfg["datasets"] = ["liver"]
+    cfg["protocol"].update(splits=1)
+    cfg["methods"] = [{"name": "interrupted", "family": "debug_fail", "params": {"mode": "interrupt"}}]
+    path = write_config(cfg)
+    run = subprocess.run([sys.executable, "-m", "tkbench", "run", str(path), "--out", str(tmp_path / "out"),
+                          "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    (row,) = ResultStore(tmp_path / "out").rows()
+    assert row["status"] == "failed" and row["error"] == "KeyboardInterrupt raised inside the run"
+    assert "KeyboardInterrupt" in row["traceback"]

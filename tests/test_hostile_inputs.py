@@ -117,3 +117,242 @@ def test_error_messages_show_a_bounded_value():
     for _ in range(8):
         inner = [inner] * 9  # 9^9 strings if rendered whole
     assert len(_show(inner)) <= 120 and _show(None) == "null" and _show("abc") == "'abc'"
+
+
+# --- the results folder's own files -------------------------------------------------------------------------------
+
+def _tiny_run(tmp_path, **overrides):
+    """A finished sweep of a tiny config (2 splits of liver, a 5-tree forest): (config path, results folder)."""
+    cfg = _one(**overrides)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = tmp_path / "out"
+    code, text = _invoke("run", str(path), "--out", str(out), "--no-progress")
+    assert code == 0, text
+    return path, out
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"\xff\xfe{}", "not UTF-8"),
+    (b"[1, 2, 3]", "not a row: expected a JSON object"),
+    (b'{"key": "KEY", "status": "ok", "dataset": "liver", "method": "rf", "split": "zero"}', "split 'zero'"),
+    (b'{"key": "KEY", "status": "great", "dataset": "liver", "method": "rf", "split": 0}', "status 'great'"),
+    (b'{"key": "KEY", "status": "ok", "dataset": "liver", "method": "rf", "split": 0, "accuracy": "high"}',
+     "accuracy 'high'"),
+    (b'{"key": "other", "status": "ok", "dataset": "liver", "method": "rf", "split": 0}', "is not its file name"),
+])
+def test_a_damaged_row_file_is_named_set_aside_and_its_run_redone(tmp_path, content, problem):
+    import json
+
+    from tkbench.bench.store import ResultStore
+
+    path, out = _tiny_run(tmp_path)
+    rows = sorted((out / "rows").glob("*.json"))
+    victim, keep = rows[0], json.loads(rows[1].read_text())
+    victim.write_bytes(content.replace(b"KEY", victim.stem.encode()))
+    code, text = _invoke("report", str(out))  # the report names it and leaves it out
+    assert code == 0 and "Traceback" not in text, text
+    report = (out / "report" / "report.md").read_text()
+    assert f"Damaged row file left out: {victim}" in report and problem in report
+    code, text = _invoke("run", str(path), "--out", str(out), "--no-progress")
+    flat = " ".join(text.split())
+    assert code == 0 and "damaged row file set aside as" in flat and problem in flat, text
+    assert (out / "damaged" / victim.name).read_bytes() == content.replace(b"KEY", victim.stem.encode())
+    store = ResultStore(out)
+    assert store.statuses()[victim.stem] == "ok" and not store.damaged()
+    assert json.loads(rows[1].read_text()) == keep  # the other ok row is untouched
+
+
+def test_a_corrupt_meta_file_is_named(tmp_path):
+    _, out = _tiny_run(tmp_path)
+    (out / "meta.json").write_text("{not json")
+    code, text = _invoke("report", str(out))
+    flat = " ".join(text.split())
+    assert code == 2 and "meta.json: not a tkbench meta file" in flat and "Traceback" not in text, text
+
+
+def test_a_corrupt_tuning_cache_is_set_aside_and_recomputed(tmp_path):
+    import json
+
+    from tkbench.bench.store import ResultStore
+
+    path, out = _tiny_run(tmp_path, protocol={"splits": 2, "test_fraction": 0.25, "seed": 1, "cv_folds": 2,
+                                              "tune_on_first": 1},
+                          methods=[{"name": "rf", "family": "random_forest", "params": {"n_estimators": 5},
+                                    "grid": {"max_depth": [2, 4]}}])
+    cache = sorted((out / "tuning").glob("*.json"))
+    assert cache, list(out.iterdir())
+    cache[0].write_text('{"chosen": "garbage"')
+    code, text = _invoke("run", str(path), "--out", str(out), "--no-progress", "--force")
+    assert code == 0, text
+    rows = ResultStore(out).rows()
+    assert rows and all(r["status"] == "ok" for r in rows), [r.get("error") for r in rows]
+    assert cache[0].with_name(cache[0].name + ".damaged").exists()
+    assert json.loads(cache[0].read_text())["chosen"]  # recomputed
+    assert any("damaged_cache_set_aside" in json.dumps(r.get("cv")) for r in rows)
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda d: d["entries"][0].update(mean=float("nan")), "entries[0].mean: nan: expected a finite number"),
+    (lambda d: d["entries"][0].update(mean="73"), "entries[0].mean: '73': expected a finite number"),
+    (lambda d: d["entries"][0].update(n_ok=True), "entries[0].n_ok: True"),
+    (lambda d: d["entries"][0].update(tolerance={"abs": -1}), "entries[0].tolerance"),
+    (lambda d: d["entries"][0].update(metric="speed"), "entries[0].metric: 'speed'"),
+    (lambda d: d.update(entries=[]), "expected at least one entry"),
+    (lambda d: d["entries"].append(7), "entries[1].expected an object"),
+])
+def test_a_baseline_with_wrong_types_is_refused(tmp_path, mutate, expected):
+    import json
+
+    baseline = tmp_path / "b.json"
+    data = {"format": 1, "entries": [{"dataset": "liver", "method": "rf", "metric": "accuracy", "mean": 70.0,
+                                      "std": 1.0, "n_ok": 2, "tolerance": {"abs": 1.0}}]}
+    mutate(data)
+    baseline.write_text(json.dumps(data))
+    _, out = _tiny_run(tmp_path)
+    code, text = _invoke("check", str(out), "--baseline", str(baseline))
+    assert code == 2 and expected in " ".join(text.split()) and "Traceback" not in text, text
+
+
+def test_a_baseline_is_never_written_from_a_folder_without_an_ok_run(tmp_path):
+    from tkbench.bench.store import ResultStore
+
+    _, out = _tiny_run(tmp_path)
+    store = ResultStore(out)
+    for row in store.rows():
+        store.write_row({**row, "status": "failed", "error": "x", "accuracy": None})
+    code, text = _invoke("baseline", str(out), "-o", str(tmp_path / "b.json"))
+    assert code == 2 and "no ok run to take a baseline from" in " ".join(text.split()), text
+    assert not (tmp_path / "b.json").exists()
+
+
+@pytest.mark.parametrize("value, where", [
+    ({"liver": {"rf": {"accuracy": ["high", 1.0]}}}, "results.liver.rf.accuracy"),
+    ({"liver": {"rf": {"accuracy": [70.0]}}}, "results.liver.rf.accuracy"),
+    ({"liver": ["rf"]}, "results.liver"),
+    ({"liver": {"rf": "70 +- 1"}}, "results.liver.rf"),
+])
+def test_a_reference_file_with_wrong_types_is_named(tmp_path, value, where):
+    (tmp_path / "paper.yaml").write_text(yaml.safe_dump({"source": "p", "table": "T", "results": value}))
+    _, out = _tiny_run(tmp_path, reference="paper.yaml")
+    code, text = _invoke("report", str(out))
+    flat = " ".join(text.split())
+    assert code == 2 and f"paper.yaml: {where}" in flat and "expected" in flat and "Traceback" not in text, text
+
+
+def test_two_configs_into_one_folder_are_refused(tmp_path):
+    path, out = _tiny_run(tmp_path)
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump(_one(name="other")))
+    code, text = _invoke("run", str(other), "--out", str(out), "--dry-run")
+    flat = " ".join(text.split())
+    assert code == 2 and f"holds the rows of {path}" in flat and str(other) in flat, text
+    path.write_text(yaml.safe_dump(_one(protocol={"splits": 3, "test_fraction": 0.25, "seed": 1})))
+    code, text = _invoke("run", str(path), "--out", str(out), "--dry-run")  # the same config, edited: fine
+    assert code == 0, text
+
+
+def test_only_that_matches_nothing_exits_2_listing_the_cells(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_one()))
+    code, text = _invoke("run", str(path), "--dry-run", "--only", "liver/svm")
+    flat = " ".join(text.split())
+    assert code == 2 and "--only 'liver/svm' matches no run" in flat and "liver/rf" in flat, text
+    assert _invoke("run", str(path), "--dry-run", "--only", "liver/r*")[0] == 0
+
+
+@pytest.mark.parametrize("make_out, expected", [
+    (lambda tmp: tmp / ("x" * 300), "File name too long"),
+    (lambda tmp: (tmp / "afile").write_text("") or tmp / "afile", "a file, not a folder"),
+    (lambda tmp: (tmp / "afile").write_text("") or tmp / "afile" / "sub", "a part of the path is a file"),
+])
+def test_output_paths_that_cannot_be_written_exit_2_naming_them(tmp_path, make_out, expected):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_one()))
+    out = make_out(tmp_path)
+    code, text = _invoke("run", str(path), "--out", str(out), "--no-progress")
+    flat = " ".join(text.split())
+    assert code == 2 and expected in flat and "Traceback" not in text, text
+
+
+# --- valid-looking settings that gave wrong answers -----------------------------------------------------------------
+
+def _data(n=60, p=3, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, p))
+    return X, np.sin(2 * X[:, 0]) / 2
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"lambdas": [-1.0]}, "lambdas = [-1.0]: expected a non-empty list of positive"),
+    ({"gammas": [0.0]}, "gammas = [0.0]: expected a non-empty list of positive"),
+    ({"lambdas": []}, "lambdas = []"),
+    ({"step_scale": float("nan")}, "step_scale = nan"),
+])
+def test_hgk_refuses_grids_that_fit_a_wrong_model(params, expected):
+    from tkbench import HGKRegressor
+
+    X, y = _data()
+    with pytest.raises(ValueError, match=expected.replace("[", r"\[").replace("]", r"\]")):
+        HGKRegressor(L=1, M=1, N1=1, N2=1, N3=1, **params).fit(X, y)
+
+
+def test_hgk_regressor_refuses_targets_it_would_clip():
+    import numpy as np
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.preprocessing import MinMaxScaler
+
+    from tkbench import HGKRegressor
+
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"expects targets in \[-1, 1\].*TransformedTargetRegressor"):
+        HGKRegressor(L=1, M=1, N1=1, N2=1, N3=1).fit(X, 10 * y + 5)
+    model = TransformedTargetRegressor(HGKRegressor(L=1, M=2, N1=2, N2=2, N3=1, random_state=0),
+                                       transformer=MinMaxScaler((-1, 1))).fit(X, 10 * y + 5)
+    assert np.corrcoef(model.predict(X), y)[0, 1] > 0.9  # the documented way works on unscaled targets
+
+
+@pytest.mark.parametrize("params, expected", [
+    ({"widths": [0.0, 1.0]}, "widths = "), ({"widths": [-2.0]}, "widths = "),
+    ({"widths": [float("nan")]}, "widths = "), ({"degrees": [0]}, "degrees = "),
+])
+def test_simplemkl_refuses_kernel_parameters_that_make_nan(params, expected):
+    from tkbench import SimpleMKLRegressor
+
+    X, y = _data()
+    with pytest.raises(ValueError, match=expected):
+        SimpleMKLRegressor(**params).fit(X, y)
+
+
+def test_nkrr_refuses_inputs_that_overflow_instead_of_predicting_nan():
+    import warnings
+
+    import numpy as np
+
+    from tkbench import NKRRRegressor
+
+    X, y = _data()
+    big = X.copy()
+    big[:, 0] = np.where(np.arange(len(X)) % 2, 1e300, -1e300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="the fit is not finite"):
+            NKRRRegressor().fit(big, y)
+        model = NKRRRegressor().fit(X, y)
+        with pytest.raises(ValueError, match="predictions are not finite"):
+            model.predict(big)
+    assert np.all(np.isfinite(model.predict(X)))
+
+
+def test_tk_warns_when_it_stops_at_max_iter():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.exceptions import ConvergenceWarning
+
+    from tkbench import TKClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=2\).*Raise max_iter or loosen tol"):
+        model = TKClassifier(max_iter=2, tol=1e-12).fit(X[:120], y[:120])
+    assert not model.converged_.all()

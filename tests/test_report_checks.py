@@ -46,5 +46,7 @@ def test_convergence_notes_count_early_stops_per_cell():
     rows.append({**_row("heart", "tk_fw", {}), "diagnostics": {"converged": False, "sdp_status": "optimal"}})
     assert convergence_notes(_res(rows)) == [
         "tk_fw on liver: 2 of 30 final fits stopped before the duality-gap tolerance 0.01 (largest relative gap left 13)."
-    ]  # the SDP's row has its own certificate note
+        " To reach the tolerance: raise max_iter or loosen tol in the method's params; a gap left above 1 usually "
+        "means an ill-conditioned problem (try a normalised kernel or a smaller C)."
+    ]  # the SDP's row has its own certificate note (issue 48: the note says what to change)
     assert convergence_notes(_res([])) == [] and grid_edge_notes(_res([])) == []

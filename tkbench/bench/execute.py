@@ -276,9 +276,10 @@ def execute(spec: dict[str, Any], context: dict[str, Any], root: str | None = No
         with threadpool_limits(limits=threads):
             _run(spec, row, threads, root)
         row["status"] = "ok"
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # (a run's child is in its own process group: a KeyboardInterrupt
+        # here was raised by the method's own code, not by the user's Ctrl-C, which stops the sweep in its supervisor)
         row["status"] = "failed"
-        row["error"] = f"{type(exc).__name__}: {exc}"
+        row["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__} raised inside the run"
         row["traceback"] = portable_traceback(traceback.format_exc())
     row["total_seconds"] = time.perf_counter() - t0
     row["peak_rss_mb"] = _peak_rss_mb()

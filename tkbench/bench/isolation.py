@@ -4,7 +4,19 @@
 - the child dies (abort, segfault, out-of-memory kill) -> the supervisor makes a ``crashed`` row with the signal;
 - the run outlives ``timeout`` -> the supervisor kills the child's process group and makes a ``timeout`` row;
 - the client that asked for the run is gone (``kill -9`` of the sweep's main process, a dask client killed or
-  disconnected) -> the supervisor kills the child and returns no row (:func:`_client_gone`).
+  disconnected) -> the supervisor kills the child and returns no row (:func:`_client_gone`);
+- the supervisor itself dies (``kill -9`` of one loky worker) -> the child's watchdog (:func:`_watch_supervisor`)
+  sees it within half a second, leaves a note for the client (``<root>/.orphaned/<key>.json``: that run is then
+  recorded as crashed and the sweep goes on, :func:`orphaned_runs`) and ends itself, its whole process tree and its
+  forkserver.
+
+Nothing a run starts outlives it (Linux): the child is a *child subreaper* (``PR_SET_CHILD_SUBREAPER``), so every
+process its method starts stays in its tree even when it double-forks or starts a new session; when the run ends
+(result written, exception, SIGTERM from a timeout, or its supervisor gone) the child kills that whole tree
+(:func:`_kill_descendants`). A timeout sends SIGTERM first (the child cleans up its tree), then SIGKILL to the
+child's process group after a grace period. Not covered: descendants in another session of a child that is itself
+killed by SIGKILL before it can clean up (the kernel's out-of-memory killer); they are re-parented to init. On other
+platforms only the process group is killed.
 
 The child hands its row to the supervisor through a private file in the worker's temporary folder, and the
 supervisor returns it to the client, which alone writes rows into the results folder: a worker on another machine
@@ -48,6 +60,122 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+PR_SET_CHILD_SUBREAPER = 36
+ORPHANED = ".orphaned"  # notes of runs whose supervisor died: <root>/.orphaned/<key>.json
+
+
+def _become_subreaper() -> None:
+    """Linux: orphaned descendants (double forks, new sessions) are re-parented to this process, not to init."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc; empty where there is none), children before grandchildren."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read().decode(errors="replace")
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out, queue = [], list(children.get(pid, []))
+    while queue:
+        p = queue.pop(0)
+        out.append(p)
+        queue.extend(children.get(p, []))
+    return out
+
+
+def _kill_descendants(pid: int | None = None) -> None:
+    """SIGKILL every descendant of ``pid`` (default: this process) and reap those that are our children. As a
+    subreaper we see again whatever they start while we kill them, so repeat until none is left."""
+    me = os.getpid() if pid is None else pid
+    for _ in range(20):
+        found = _descendants(me)
+        if not found:
+            return
+        for p in found:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    break
+            except ChildProcessError:
+                break
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (a killed worker stays a zombie until reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().decode(errors="replace").rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+
+
+def _watch_supervisor(supervisor: int, key: str, root: str | None) -> None:
+    """A daemon thread: when the supervising worker dies (``kill -9`` of a loky worker), leave a note for the
+    client, kill this run's tree and its forkserver (nothing else will use it), and exit."""
+    import threading
+
+    def watch() -> None:
+        while _alive(supervisor):
+            time.sleep(POLL_SECONDS)
+        try:
+            if root and os.path.isdir(root):
+                note = Path(root) / ORPHANED / f"{key}.json"
+                note.parent.mkdir(exist_ok=True)
+                note.write_text(json.dumps({"key": key, "pid": os.getpid(), "supervisor": supervisor,
+                                            "noticed_at": time.time()}), encoding="utf-8")
+        finally:
+            _kill_descendants()
+            parent = os.getppid()
+            if parent not in (1, supervisor) and not _alive(supervisor):  # our forkserver, orphaned with us
+                try:
+                    os.kill(parent, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            os._exit(1)
+
+    threading.Thread(target=watch, name="tkbench-supervisor-watch", daemon=True).start()
+
+
+def orphaned_runs(root: str | Path) -> set[str]:
+    """The keys of runs whose supervisor died under them (their children's notes), the notes removed."""
+    folder = Path(root) / ORPHANED
+    keys = set()
+    for note in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        keys.add(note.stem)
+        note.unlink(missing_ok=True)
+    return keys
+
+
 def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, result: str,
                 die_with_parent: bool = True) -> None:
     if die_with_parent:  # the forkserver is single-threaded; a thread-pool parent (dask) could exit under us
@@ -56,10 +184,23 @@ def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, result
         os.setpgrp()  # our own process group, so that a timeout kill also reaches grandchildren
     except OSError:
         pass  # already a session leader (the subprocess path starts a new session)
+    _become_subreaper()
+    supervisor = context.get("supervisor_pid")
+    if supervisor:
+        _watch_supervisor(int(supervisor), spec["key"], root)
+
+    def on_term(signum, frame) -> None:  # a timeout: clean up the tree before the SIGKILL that follows
+        _kill_descendants()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
     from tkbench.bench.execute import execute
     from tkbench.bench.store import write_json_atomic
 
-    write_json_atomic(Path(result), execute(spec, context, root=root))
+    try:
+        write_json_atomic(Path(result), execute(spec, context, root=root))
+    finally:
+        _kill_descendants()  # whatever the method started (threads' pools, servers, double forks) ends with the run
 
 
 def _signal_name(code: int) -> str:
@@ -67,6 +208,19 @@ def _signal_name(code: int) -> str:
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+TERM_GRACE = 2.0  # seconds a timed-out run has between SIGTERM (clean up its tree) and SIGKILL
+
+
+def _terminate_group(child) -> None:
+    """SIGTERM the run's process group (its child kills its own tree), then SIGKILL what is left."""
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if child.wait(TERM_GRACE) is None:
+        _kill_group(child.pid)
 
 
 def _kill_group(pid: int) -> None:
@@ -162,7 +316,7 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
     """
     from tkbench.bench.execute import base_row, now
 
-    context = {**context, "attempt": uuid.uuid4().hex}
+    context = {**context, "attempt": uuid.uuid4().hex, "supervisor_pid": os.getpid()}
     t0 = time.perf_counter()
     timeout = spec.get("timeout")
     gone = _client_gone(context)
@@ -185,7 +339,7 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
                 os._exit(1)  # a worker process whose client died: it has nothing left to do
             status, error = "cancelled", why
         elif code is None:  # still running at the limit
-            _kill_group(child.pid)
+            _terminate_group(child)
             child.reap()
             status, error = "timeout", f"killed after exceeding the run timeout of {timeout:g} s"
         else:
@@ -222,6 +376,17 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
         "error": row_or_empty.get("error", error),
         "row": row,
     }
+
+
+def crashed_summary(spec: dict[str, Any], context: dict[str, Any], error: str) -> dict[str, Any]:
+    """The summary (with its ``crashed`` row) of a run whose supervisor died, made by the client."""
+    from tkbench.bench.execute import base_row, now
+
+    row = base_row(spec, context)
+    row.update(status="crashed", error=error, finished_at=now())
+    return {"key": spec["key"], "cell": f"{spec['label']}/{spec['method']}", "split": spec["split"],
+            "size": spec.get("size"), "status": "crashed", "metric": None, "value": None, "seconds": 0.0,
+            "error": error, "row": row}
 
 
 def _wait(child, timeout: float | None, gone: Callable[[], str | None]) -> tuple[int | None, str | None]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from joblib import delayed
+from joblib.externals.loky.process_executor import BrokenProcessPool
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -29,7 +30,7 @@ from tkbench.bench import backends, provenance
 from tkbench.bench.isolation import run_isolated
 from tkbench.bench.plan import RunSpec, make_plan
 from tkbench.bench.preflight import check_data
-from tkbench.bench.store import ResultStore, unwritable, write_json_atomic
+from tkbench.bench.store import ResultStore, check_folder_path, unwritable, write_json_atomic
 from tkbench.config import Experiment
 from tkbench.errors import InputError
 from tkbench.terminal import keep_whole
@@ -130,13 +131,19 @@ def run_experiment(
     stops the sweep with a clear error and keeps every row written before it."""
     console = console or Console(stderr=True)
     out = (Path(out_dir) if out_dir else default_out_dir(exp)).absolute()
+    check_folder_path(out)
     store = ResultStore(out)
+    check_only(exp, only)
+    check_same_config(exp, store)
     plan = make_plan(exp, only=only, splits=splits)
     if not force:
         check_csv_unchanged(plan, store)
     if dry_run:
         adopted = adopt(plan, store, reuse, write=False) if reuse and not force else set()
         _print_adopted(console, adopted, reuse, dry_run)
+        for path, problem in store.damaged():
+            console.print(f"damaged row file {display_path(path)}: {problem}; a run would set it aside under "
+                          f"{display_path(out / 'damaged')} and do its run again", markup=False, highlight=False)
         pending = todo(plan, store, force)
         check_data(exp, pending)
         _print_plan(console, plan, pending, out, adopted)
@@ -146,11 +153,48 @@ def run_experiment(
     check_data(exp, todo(plan, store, force))  # bad data or sizes: one error now (exit 2), before any file is made
     with store.lock():
         store.check_writable()  # a read-only or full folder: one error now, not after computing a run
+        for path, problem in store.set_aside_damaged():  # never read again, never overwritten unseen
+            console.print(f"damaged row file set aside as {display_path(path)}: {problem}; its run is done again",
+                          markup=False, highlight=False)
         adopted = adopt(plan, store, reuse, write=True) if reuse and not force else set()
         _print_adopted(console, adopted, reuse, dry_run)
         pending = todo(plan, store, force)
         return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address,
                       console=console, progress=progress)
+
+
+def _after_broken_pool(exc: Exception, remaining: list[RunSpec], dispatched: list[RunSpec], returned: set[str],
+                       strikes: Counter, context: dict[str, Any], out: Path, record, console: Console) -> list[RunSpec]:
+    """A loky worker died and took the pool with it (joblib then stops the whole batch). The run whose supervisor
+    died is recorded as crashed (its child left a note, :func:`tkbench.bench.isolation.orphaned_runs`); the other
+    runs in flight, killed with the pool, start again, unless one was in flight at two such deaths (then it is
+    recorded as crashed too: a run that kills its worker every time must not stop the sweep forever)."""
+    from tkbench.bench.isolation import POLL_SECONDS, crashed_summary, orphaned_runs
+    from tkbench.errors import first_line
+
+    in_flight = [s for s in dispatched if s.key not in returned]
+    deadline = time.monotonic() + 4 * POLL_SECONDS + 1.0
+    noted = orphaned_runs(out)
+    while not noted and in_flight and time.monotonic() < deadline:  # the orphaned child notices within a poll
+        time.sleep(POLL_SECONDS / 2)
+        noted = orphaned_runs(out)
+    import re
+
+    codes = re.search(r"exit codes of the workers are \{([^}]*)\}", str(exc))
+    why = f"exit code {codes.group(1)}" if codes else first_line(str(exc), 200)
+    crashed = []
+    for s in in_flight:
+        strikes[s.key] += s.key not in noted
+        if s.key in noted or strikes[s.key] >= 2:
+            crashed.append(s.key)
+            reason = ("its worker process died while it ran" if s.key in noted else
+                      "it was running in the worker pool at two worker deaths") + f" ({why})"
+            record(crashed_summary(s.to_dict(), context, reason))
+    again = [s for s in in_flight if s.key not in crashed]
+    console.print(f"a worker process died: {len(crashed)} run(s) recorded as crashed, {len(again)} started again; "
+                  "the sweep goes on", markup=False, highlight=False)
+    done = returned | set(crashed)
+    return [s for s in remaining if s.key not in done]
 
 
 def _print_adopted(console: Console, adopted: set[str], reuse: list[str | Path] | None, dry_run: bool) -> None:
@@ -220,24 +264,42 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
         with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
             task = bar.add_task("running", total=len(plan), completed=outcome.skipped,
                                 ok=outcome.skipped, bad=0)
-            with backends.parallel(backend, n_jobs, address) as par:
-                jobs = (delayed(run_isolated)(s.to_dict(), context, str(out)) for s in pending)
-                for summary in par(jobs):
-                    row = summary.pop("row", None)
-                    if row is not None:
-                        try:
-                            store.write_row(row)
-                        except OSError as exc:  # full disk, folder made read-only: stop, keep what is written
-                            raise unwritable(out, exc) from None
-                    outcome.executed += 1
-                    outcome.counts[summary["status"]] += 1
-                    outcome.summaries.append(summary)
-                    ok = outcome.skipped + outcome.counts["ok"]
-                    bar.update(task, advance=1, ok=ok, bad=outcome.executed - outcome.counts["ok"],
-                               description=summary["cell"])
-                    if not progress:  # a background sweep's log: one line per finished run
-                        console.print(_log_line(summary, outcome.skipped + outcome.executed, len(plan)),
-                                      markup=False, highlight=False, soft_wrap=True)
+
+            def record(summary: dict[str, Any]) -> None:
+                row = summary.pop("row", None)
+                if row is not None:
+                    try:
+                        store.write_row(row)
+                    except OSError as exc:  # full disk, folder made read-only: stop, keep what is written
+                        raise unwritable(out, exc) from None
+                outcome.executed += 1
+                outcome.counts[summary["status"]] += 1
+                outcome.summaries.append(summary)
+                ok = outcome.skipped + outcome.counts["ok"]
+                bar.update(task, advance=1, ok=ok, bad=outcome.executed - outcome.counts["ok"],
+                           description=summary["cell"])
+                if not progress:  # a background sweep's log: one line per finished run
+                    console.print(_log_line(summary, outcome.skipped + outcome.executed, len(plan)),
+                                  markup=False, highlight=False, soft_wrap=True)
+
+            remaining, strikes = list(pending), Counter()
+            while remaining:
+                dispatched, returned = [], set()
+
+                def jobs(specs, seen):  # what joblib has taken from the queue (pre_dispatch: n_jobs at a time)
+                    for s in specs:
+                        seen.append(s)
+                        yield delayed(run_isolated)(s.to_dict(), context, str(out))
+
+                try:
+                    with backends.parallel(backend, n_jobs, address) as par:
+                        for summary in par(jobs(remaining, dispatched)):
+                            returned.add(summary["key"])
+                            record(summary)
+                    remaining = []
+                except BrokenProcessPool as exc:  # a worker process was killed (kill -9, out of memory)
+                    remaining = _after_broken_pool(exc, remaining, dispatched, returned, strikes, context, out,
+                                                   record, console)
                 bar.update(task, description="done")
     outcome.seconds = time.perf_counter() - t0
     outcome.not_ok = _print_summary(console, store, plan, outcome)
@@ -322,13 +384,65 @@ def load_saved_experiment(results_dir: str | Path) -> Experiment:
 
     root = Path(results_dir)
     meta = root / "meta.json"
-    source = (root / json.loads(meta.read_text())["config_source"]).resolve() if meta.exists() else None
+    source = None
+    if meta.exists():
+        try:
+            data = json.loads(meta.read_bytes().decode("utf-8"))
+            if not isinstance(data, dict) or not isinstance(data.get("config_source"), str):
+                raise ValueError(f"found {str(data)[:80]!r}")
+            source = (root / data["config_source"]).resolve()
+        except (OSError, ValueError) as exc:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+            raise InputError(f"{meta}: not a tkbench meta file ({exc}): expected JSON {{\"config_source\": \"<path of "
+                             "the config, relative to this folder>\"}}. Fix or delete it (`tkbench run` writes it "
+                             "again; without it references resolve against the folder's config.yaml)") from None
     # references and CSV files are relative to the original config, not to this copy
     base = source.parent if source is not None and source.exists() else None
     exp = load_config(root / "config.yaml", check_reference=False, base=base)
     if base is not None:
         exp._source = source
     return exp
+
+
+def check_only(exp: Experiment, only: list[str] | None) -> None:
+    """Every ``--only`` pattern must select some run: one that matches nothing is a typo, not an empty sweep."""
+    from tkbench.bench.plan import _matches
+
+    cells = [f"{ds.label}/{m.name}" for ds in exp.datasets for m in exp.methods if m.runs_on(ds.label)]
+    for pattern in only or []:
+        if not any(_matches(*cell.split("/", 1), [pattern]) for cell in cells):
+            listed = ", ".join(cells[:30]) + (f" and {len(cells) - 30} more" if len(cells) > 30 else "")
+            raise InputError(f"--only {pattern!r} matches no run of {exp.source or exp.name}: expected DATASET/METHOD "
+                             f"(shell-style wildcards) matching one of {listed}")
+
+
+def check_same_config(exp: Experiment, store: ResultStore) -> None:
+    """A results folder holds the rows of one config: a run of another config into it would replace its
+    config.yaml and hide those rows from every report. Editing the same config (same file, or the same
+    experiment name when the folder does not say which file) is fine: rows of runs no longer planned go stale."""
+    if not store.config_path.exists() or exp.source is None:
+        return
+    meta = store.root / "meta.json"
+    try:
+        data = json.loads(meta.read_bytes().decode("utf-8")) if meta.exists() else {}
+        previous = (store.root / data["config_source"]).resolve() if isinstance(data, dict) and \
+            isinstance(data.get("config_source"), str) else None
+    except (OSError, ValueError):
+        previous = None  # a damaged meta.json: fall back on the experiment name
+    if previous is not None:
+        if previous != Path(exp.source).resolve():
+            raise InputError(f"{store.root}: holds the rows of {previous}; this run's config is {exp.source}. One "
+                             "folder holds one config's rows: give another --out")
+        return
+    try:
+        import yaml
+
+        old_name = (yaml.safe_load(store.config_path.read_text(encoding="utf-8")) or {}).get("name")
+    except (OSError, ValueError, yaml.YAMLError, AttributeError):
+        old_name = None
+    if old_name is not None and old_name != exp.name:
+        raise InputError(f"{store.root}: holds the rows of experiment {old_name!r} ({store.config_path}); this run's "
+                         f"config {exp.source} is experiment {exp.name!r}. One folder holds one config's rows: give "
+                         "another --out")
 
 
 def check_csv_unchanged(plan: list[RunSpec], store: ResultStore) -> None:

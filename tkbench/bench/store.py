@@ -28,6 +28,8 @@ from tkbench.errors import BusyError, InputError
 ROWS = "rows"
 CONFIG = "config.yaml"
 CHECKPOINTS = "checkpoints"  # learners' saved states: <run key><suffix> (bench.execute.fit_checkpoint)
+DAMAGED = "damaged"  # row files that could not be read, set aside by `tkbench run` (ResultStore.set_aside_damaged)
+STATUS_VALUES = ("ok", "failed", "timeout", "crashed")
 TUNING = "tuning"  # CV choices shared by a cell's runs, and a run's finished CV folds: <run key>.cv.folds.json
 
 
@@ -60,6 +62,35 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+def read_row_file(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """(row, "") for a readable row file, else (None, what is wrong with it)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    try:
+        row = json.loads(text)
+    except ValueError as exc:
+        return None, f"not valid JSON ({exc})"
+    if not isinstance(row, dict):
+        return None, f"not a row: expected a JSON object, found {type(row).__name__}"
+    if row.get("key") != path.stem:
+        return None, f"its key {row.get('key')!r} is not its file name (a copied or renamed file)"
+    if row.get("status") not in STATUS_VALUES:
+        return None, f"status {row.get('status')!r}: expected one of {', '.join(STATUS_VALUES)}"
+    for name, kind in (("dataset", str), ("method", str), ("split", int)):
+        value = row.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return None, f"{name} {value!r}: expected {'an integer' if kind is int else 'text'}"
+    for name in ("accuracy", "mse", "ls_error", "fit_seconds", "cv_seconds", "predict_seconds"):
+        value = row.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return None, f"{name} {value!r}: expected a number or null"
+    return row, ""
+
+
 NO_WRITE = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
             errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
             errno.EPERM: "permission denied", errno.ENOTDIR: "a part of the path is a file, not a folder"}
@@ -70,6 +101,29 @@ def unwritable(root: Path, exc: OSError) -> InputError:
     why = NO_WRITE.get(exc.errno or 0, exc.strerror or str(exc))
     return InputError(f"{root}: cannot write results there ({why}). Rows already written are kept; fix it (or give "
                       "another --out) and run the same command again to resume")
+
+
+def check_folder_path(path: Path, what: str = "results") -> None:
+    """InputError (exit 2) naming ``path`` when it cannot be a folder to write in: a name longer than the file
+    system allows, an existing file in its place, or a file where one of its parents should be a folder."""
+    path = Path(path)
+    limit = 255
+    try:
+        limit = os.pathconf(next((p for p in [path, *path.parents] if p.exists()), Path("/")), "PC_NAME_MAX")
+    except (OSError, ValueError):
+        pass
+    long = next((part for part in path.parts if len(part.encode()) > limit), None)
+    if long is not None:
+        raise InputError(f"{str(path)[:200]}…: cannot write {what} there (File name too long: a name of "
+                         f"{len(long.encode())} bytes, at most {limit} here)")
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path}: cannot write {what} there: a file, not a folder")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"{path}: cannot write {what} there: a part of the path is a file, not a folder "
+                                 f"({parent})")
+            break
 
 
 class ResultStore:
@@ -86,28 +140,44 @@ class ResultStore:
         return path
 
     def read_row(self, key: str) -> dict[str, Any] | None:
-        path = self.row_path(key)
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return None
+        row, problem = read_row_file(self.row_path(key))
+        return None if problem else row
 
     def statuses(self) -> dict[str, str]:
         """key -> status of every stored row."""
         return {row["key"]: row.get("status", "?") for row in self.rows()}
 
     def rows(self) -> list[dict[str, Any]]:
+        """Every readable row. A damaged file (not UTF-8 JSON, not a row, a row of another key) is left out and
+        listed by :meth:`damaged`: its run counts as not done, and ``tkbench run`` sets the file aside."""
+        return [row for row, problem in self._read_all() if not problem]
+
+    def damaged(self) -> list[tuple[Path, str]]:
+        """(file, what is wrong) of each file under rows/ that is not a readable row."""
+        return [(Path(row["path"]), problem) for row, problem in self._read_all() if problem]
+
+    def _read_all(self) -> list[tuple[dict[str, Any], str]]:
         if not self.rows_dir.is_dir():
             return []
         out = []
         for path in sorted(self.rows_dir.glob("*.json")):
-            try:
-                row = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                continue  # a damaged file: ignored, the run will be redone
-            if isinstance(row, dict) and row.get("key") == path.stem:  # a copied or renamed file is not a row
-                out.append(row)
+            row, problem = read_row_file(path)
+            out.append((row if not problem else {"path": str(path)}, problem))
         return out
+
+    def set_aside_damaged(self) -> list[tuple[Path, str]]:
+        """Move every damaged row file to ``<root>/damaged/`` (kept for a look, never read again): its run is done
+        anew instead of failing or being overwritten unseen. Returns (new place, what was wrong)."""
+        moved = []
+        for path, problem in self.damaged():
+            target = self.root / DAMAGED / path.name
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, target)
+            except OSError as exc:
+                raise unwritable(self.root, exc) from None
+            moved.append((target, problem))
+        return moved
 
     def check_writable(self) -> None:
         """Create the folder and write (then remove) a probe file; :func:`unwritable` error if that fails, so that

@@ -178,21 +178,21 @@ def _read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[s
     fresh: dict[str, Any] = {"folds": [], "partial": [], "errors": [], "seconds": 0.0}
     if path is None or not path.exists():
         return fresh
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return fresh
-    folds_done = data.get("folds", [])
-    partial = data.get("partial", [])
-    if not all(len(f) == n_cells for f in folds_done) or not all(len(p) == n_path for p in partial) \
-            or len(partial) * n_path >= n_cells:
-        return fresh
 
     def values(scores):
         return [math.nan if v is None else float(v) for v in scores]
 
-    return {"folds": [values(f) for f in folds_done], "partial": [values(p) for p in partial],
-            "errors": list(data.get("errors", [])), "seconds": float(data.get("seconds", 0.0))}
+    try:  # a damaged file (not JSON, other shapes or types) is no saved progress: the CV starts over
+        data = json.loads(path.read_bytes().decode("utf-8"))
+        folds_done = data.get("folds", [])
+        partial = data.get("partial", [])
+        if not all(len(f) == n_cells for f in folds_done) or not all(len(p) == n_path for p in partial) \
+                or len(partial) * n_path >= n_cells:
+            return fresh
+        return {"folds": [values(f) for f in folds_done], "partial": [values(p) for p in partial],
+                "errors": [str(e) for e in data.get("errors", [])], "seconds": float(data.get("seconds", 0.0))}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return fresh
 
 
 def _write_checkpoint(path: Path, folds_done: list[list[float]], errors: list[str], seconds: float,
@@ -250,6 +250,7 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
     finished folds in ``<key>.folds.json`` while it runs, so that a sweep stopped midway resumes it fold by fold."""
     import fcntl
     import json
+    import os
     from pathlib import Path
 
     from tkbench.bench.store import TUNING, write_json_atomic
@@ -267,6 +268,26 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
         return {"split": r, "chosen": chosen, "best_score": report["best_score"], "seconds": report["seconds"],
                 "scores": report["scores"]}
 
+    set_aside: list[str] = []
+
+    def cached(path: Path) -> dict[str, Any] | None:
+        """The cached CV result in ``path``; a damaged one (not JSON, wrong fields) is renamed ``*.damaged`` and
+        recomputed, instead of failing every run of the cell forever."""
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_bytes().decode("utf-8"))
+            ok = (isinstance(data, dict) and isinstance(data.get("chosen"), dict)
+                  and isinstance(data.get("seconds"), int | float) and "best_score" in data)
+        except (OSError, ValueError):
+            ok = False
+        if ok:
+            return data
+        aside = path.with_name(path.name + ".damaged")
+        os.replace(path, aside)
+        set_aside.append(str(aside))
+        return None
+
     pending = list(range(k)) if folder is not None else []
     if folder is None:  # no results folder (a direct call): nothing to share
         results = {r: compute(r) for r in range(k)}
@@ -274,8 +295,9 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
         progressed = False
         for r in list(pending):
             path = folder / f"{tuning_key(spec, r, seeds[r])}.json"
-            if path.exists():
-                results[r] = json.loads(path.read_text())
+            found = cached(path)
+            if found is not None:
+                results[r] = found
                 pending.remove(r)
                 progressed = True
                 continue
@@ -285,10 +307,12 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
                     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     continue  # another run computes this split; take the next one
-                if not path.exists():
-                    write_json_atomic(path, compute(r))
+                found = cached(path)
+                if found is None:
+                    found = compute(r)
+                    write_json_atomic(path, found)
                     path.with_suffix(".folds.json").unlink(missing_ok=True)  # (its folds are in the result now)
-                results[r] = json.loads(path.read_text())
+                results[r] = found
                 pending.remove(r)
                 progressed = True
         if pending and not progressed:  # every remaining split is being computed elsewhere: wait for one
@@ -300,4 +324,6 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
     report = {"scope": f"first {k} splits", "cv_folds": spec["cv_folds"], "combine": "median",
               "choices": [p["chosen"] for p in per_split], "best_scores": [p["best_score"] for p in per_split],
               "seconds": float(sum(p["seconds"] for p in per_split)), "shared": True}
+    if set_aside:
+        report["damaged_cache_set_aside"] = set_aside  # named in the row: the choice was computed anew
     return chosen, report

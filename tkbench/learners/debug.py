@@ -6,7 +6,11 @@
 - ``abort``: calls ``os.abort()`` (the worker dies of SIGABRT: recorded as ``crashed``);
 - ``sigkill``: kills its own process with SIGKILL, as the out-of-memory killer does (``crashed``);
 - ``sleep``: sleeps ``seconds`` (beyond the run timeout: ``timeout``); with ``heartbeat`` (a file path) it
-  appends a line to that file every 0.2 s while it sleeps, so that a test can see whether the run still lives.
+  appends a line to that file every 0.2 s while it sleeps, so that a test can see whether the run still lives;
+- ``spawn``: starts a process in a new session (``setsid``; it sleeps ``seconds``), writes its pid to ``heartbeat``
+  and returns: a method that leaves a process behind (the run must not let it outlive it);
+- ``interrupt``: raises KeyboardInterrupt in ``fit`` (recorded as ``failed`` with that reason, no traceback on
+  the terminal).
 """
 from __future__ import annotations
 
@@ -41,7 +45,18 @@ class _DebugBase(BaseEstimator):
                     with open(self.heartbeat, "a", encoding="utf-8") as fh:
                         fh.write(f"{os.getpid()}\n")
                 time.sleep(min(0.2, max(0.0, end - time.monotonic())))
-        if self.mode not in ("ok", "raise", "abort", "sigkill", "sleep"):
+        if self.mode == "spawn":
+            import subprocess
+            import sys
+
+            proc = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({float(self.seconds)})"],
+                                    start_new_session=True)
+            if self.heartbeat:
+                with open(self.heartbeat, "a", encoding="utf-8") as fh:
+                    fh.write(f"{proc.pid}\n")
+        if self.mode == "interrupt":
+            raise KeyboardInterrupt
+        if self.mode not in ("ok", "raise", "abort", "sigkill", "sleep", "spawn", "interrupt"):
             raise ValueError(f"unknown debug mode {self.mode!r}")
 
 

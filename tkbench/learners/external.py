@@ -43,11 +43,13 @@ def import_estimator(path: str) -> type:
         raise EstimatorImportError("an absolute dotted import path, module.Class (e.g. sklearn.linear_model.Ridge; "
                                    "a relative path has no package to be relative to)")
     try:
-        obj = getattr(importlib.import_module(module_name), attr)
+        module = importlib.import_module(module_name)
     except ImportError as exc:
         raise EstimatorImportError(f"an importable module ({exc})") from None
     except Exception as exc:  # the module's own code failed on import: say so instead of a traceback
         raise EstimatorImportError(f"a module that imports cleanly ({type(exc).__name__}: {exc})") from None
+    try:
+        obj = getattr(module, attr)
     except AttributeError:
         raise EstimatorImportError(f"a class of module {module_name} (it has no {attr!r})") from None
     if not (inspect.isclass(obj) and issubclass(obj, BaseEstimator)):

@@ -180,6 +180,13 @@ class _HGKBase(BaseEstimator):
         for name in ("L", "M", "N1", "N2", "N3"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)!r}: expected an integer >= 1 (Algorithm 1)")
+        for name in ("lambdas", "gammas"):  # a lambda <= 0 or a width of 0 fits a wrong model without failing
+            values = np.atleast_1d(np.asarray(getattr(self, name), dtype=float))
+            if values.size == 0 or not np.all(np.isfinite(values) & (values > 0)):
+                raise ValueError(f"{name} = {getattr(self, name)!r}: expected a non-empty list of positive, finite "
+                                 "numbers (step 3's grid of Algorithm 1)")
+        if not (np.isfinite(float(self.step_scale)) and float(self.step_scale) > 0):
+            raise ValueError(f"step_scale = {self.step_scale!r}: expected a positive, finite number")
         if self.loss == "hinge" and not isinstance(self, ClassifierMixin):
             raise ValueError("loss = 'hinge' is for classification (HGKClassifier); HGKRegressor uses 'ls'")
         check_line_search(self.line_search)
@@ -294,7 +301,14 @@ class HGKRegressor(RegressorMixin, _HGKBase):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True)
-        self._fit_targets(X, [np.asarray(y, float)])
+        y = np.asarray(y, float)
+        if y.min() < -1.0 - 1e-9 or y.max() > 1.0 + 1e-9:  # predictions are clipped to [-1, 1] (section 5)
+            raise ValueError(
+                f"HGKRegressor expects targets in [-1, 1] (paper 002 scales every label so, and predictions are "
+                f"clipped to that range); these span [{y.min():.4g}, {y.max():.4g}]. Scale them first, e.g. "
+                "TransformedTargetRegressor(HGKRegressor(), transformer=MinMaxScaler((-1, 1))) in Python, or "
+                "target_scaler: minmax_pm1 in a config (the family's default)")
+        self._fit_targets(X, [y])
         return self
 
     def predict(self, X):

@@ -111,6 +111,10 @@ class _NKRRBase(BaseEstimator):
                 res = projected_gradient(objective, norm=int(self.norm), mu0=center, radius=float(self.Lambda),
                                          eta=self.eta, line_search=bool(self.line_search), tol=float(self.tol),
                                          max_iter=int(self.max_iter))
+            if not (np.all(np.isfinite(res.alpha)) and np.all(np.isfinite(res.mu))):
+                raise ValueError(f"the fit is not finite: inputs of magnitude up to {np.abs(X).max():.3g} overflow "
+                                 "the base kernels (their squares and products leave float64's range); rescale "
+                                 "them first, e.g. with StandardScaler or MinMaxScaler")
             results.append(res)
         getattr(kernels, "release_cache", lambda: None)()
         self.kernels_ = kernels
@@ -136,7 +140,11 @@ class _NKRRBase(BaseEstimator):
         alphas = np.atleast_2d(self.dual_coef_)
         cols = [combination_kernel(self.kernels_, mu, int(self.degree), X) @ a
                 for mu, a in zip(mus, alphas, strict=True)]
-        return cols[0] if len(cols) == 1 else np.column_stack(cols)
+        out = cols[0] if len(cols) == 1 else np.column_stack(cols)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"predictions are not finite: inputs of magnitude up to {np.abs(X).max():.3g} overflow "
+                             "the kernels against the training points; rescale the inputs as the training inputs were")
+        return out
 
     def diagnostics(self) -> dict:
         mu = np.atleast_2d(self.mu_)[0]

@@ -45,6 +45,14 @@ class _MKLBase(BaseEstimator):
     def _library(self, X: np.ndarray) -> Library:
         if not self.C > 0:
             raise ValueError(f"C must be > 0, got {self.C!r}")
+        widths = np.atleast_1d(np.asarray(self.widths, dtype=float)) if self.widths is not None else np.array([])
+        if not np.all(np.isfinite(widths) & (widths > 0)):  # a width <= 0 makes the Gaussian kernel NaN
+            raise ValueError(f"widths = {self.widths!r}: expected positive, finite Gaussian bandwidths")
+        degrees = list(self.degrees or [])
+        if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1 for d in degrees):
+            raise ValueError(f"degrees = {self.degrees!r}: expected whole polynomial degrees >= 1")
+        if self.tk_bases and not (np.isfinite(float(self.tk_delta)) and float(self.tk_delta) > 0):
+            raise ValueError(f"tk_delta = {self.tk_delta!r}: expected a positive, finite number")
         kernels = standard_library(X.shape[1], tuple(self.widths), tuple(self.degrees)) if self.standard else []
         if not self.per_feature:
             kernels = [k for k in kernels if k.feature is None]

@@ -27,10 +27,12 @@ coordinates).
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tkbench.kernels.tessellated import BASES, box, n_basis, tk_basis_kernels, tk_gradient, tk_kernel
@@ -212,6 +214,16 @@ class _TKBase(BaseEstimator):
         self.n_svm_solves_ = int(sum(r.n_svm_solves for r, *_ in results))
         self.n_svm_capped_ = int(sum(r.n_svm_capped for r, *_ in results))
         self.fit_seconds_before_resume_ = float(sum((r.resumed or {}).get("seconds", 0.0) for r, *_ in results))
+        if not np.all(self.converged_):  # scikit-learn's convention (LIBSVM's too): say it, do not fail
+            stopped = [r for r, *_ in results if not r.converged]
+            gaps = [float(r.history[-1].get("relative_gap", np.nan)) for r in stopped if r.history]
+            capped = sum(r.n_iter >= int(self.max_iter) for r in stopped)
+            warnings.warn(
+                f"TK learning stopped before its duality-gap tolerance tol={self.tol:g} on {len(stopped)} of "
+                f"{len(results)} problem(s)" + (f" ({capped} at max_iter={self.max_iter})" if capped else "")
+                + (f", relative gap left {max(gaps):.3g}" if gaps else "") + ". Raise max_iter or loosen tol; a gap "
+                "far above tol usually means an ill-conditioned kernel: try normalize=True or a smaller C.",
+                ConvergenceWarning, stacklevel=3)
         if self.checkpoint is not None:  # finished: the states are no longer needed
             for k in range(len(results)):
                 Path(f"{self.checkpoint}.{k}.npz").unlink(missing_ok=True)

@@ -33,6 +33,7 @@ class Results:
     rows: pd.DataFrame
     planned: pd.DataFrame
     stale: int
+    damaged: list = None  # (file, what is wrong) of unreadable row files, named in the report's notes
 
 
 def load_results(results_dir: str | Path, config: str | Path | None = None) -> Results:
@@ -55,7 +56,7 @@ def load_results(results_dir: str | Path, config: str | Path | None = None) -> R
     keys = set(planned["key"]) if len(planned) else set()
     raw = store.rows()
     rows = pd.DataFrame([r for r in raw if r["key"] in keys])
-    return Results(root, exp, rows, planned, stale=sum(r["key"] not in keys for r in raw))
+    return Results(root, exp, rows, planned, stale=sum(r["key"] not in keys for r in raw), damaged=store.damaged())
 
 
 def mean_std(values: pd.Series) -> tuple[float, float]:

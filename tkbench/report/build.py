@@ -132,6 +132,9 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
     notes += checks.solver_grid_notes(res)
     if res.stale:
         notes.append(f"{res.stale} stored row(s) from an earlier version of the config were ignored.")
+    for path, problem in res.damaged or []:
+        notes.append(f"Damaged row file left out: {path}: {problem} (its run counts as missing; `tkbench run` sets "
+                     "the file aside and does the run again).")
     if not res.rows.empty and "provenance" in res.rows:
         prov = res.rows["provenance"].dropna()
         if len(prov):

@@ -38,6 +38,9 @@ def write_baseline(results_dir: str | Path, output: str | Path, *, accuracy_tol:
                         "mean": float(line["metric_mean"]),
                         "std": None if math.isnan(line["metric_std"]) else float(line["metric_std"]),
                         "n_ok": int(line["n_ok"]), "tolerance": tol})
+    if not entries:
+        raise InputError(f"{results_dir}: no ok run to take a baseline from ({len(res.rows)} row(s), none ok): a "
+                         "baseline without entries would pass every check. Run the config first (`tkbench run`)")
     data = {"format": FORMAT, "experiment": res.experiment.name, "created": datetime.now(UTC).isoformat(),
             "note": "tolerances: abs = allowed drop in accuracy points; rel = allowed relative rise of MSE",
             "entries": entries}
@@ -56,15 +59,51 @@ class CheckResult:
         return all(line["verdict"] in ("ok", "improved") for line in self.lines)
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _entry_problem(entry: Any) -> str:
+    """What is wrong with one baseline entry ("" when nothing)."""
+    if not isinstance(entry, dict):
+        return f"expected an object, found {type(entry).__name__}"
+    for name in ("dataset", "method"):
+        if not isinstance(entry.get(name), str):
+            return f"{name}: {entry.get(name)!r}: expected text"
+    if entry.get("metric") not in HIGHER_IS_BETTER:
+        return f"metric: {entry.get('metric')!r}: expected one of {', '.join(HIGHER_IS_BETTER)}"
+    if not _number(entry.get("mean")):
+        return f"mean: {entry.get('mean')!r}: expected a finite number"
+    if not isinstance(entry.get("n_ok"), int) or isinstance(entry.get("n_ok"), bool) or entry["n_ok"] < 1:
+        return f"n_ok: {entry.get('n_ok')!r}: expected a whole number >= 1"
+    tol = entry.get("tolerance")
+    if not isinstance(tol, dict) or not tol or set(tol) - {"abs", "rel"} \
+            or not all(_number(v) and v >= 0 for v in tol.values()):
+        return f"tolerance: {tol!r}: expected {{abs: number >= 0}} and/or {{rel: number >= 0}}"
+    return ""
+
+
 def _load_baseline(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise InputError(f"{path}: baseline file not found (write one with `tkbench baseline`)") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: a folder, not a baseline file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte at offset {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON ({exc})") from None
-    if data.get("format") != FORMAT or not isinstance(data.get("entries"), list):
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("entries"), list):
         raise InputError(f"{path}: not a tkbench baseline (expected format {FORMAT} with 'entries')")
+    if not data["entries"]:
+        raise InputError(f"{path}: entries: []: expected at least one entry (an empty baseline passes every check)")
+    for i, entry in enumerate(data["entries"]):
+        problem = _entry_problem(entry)
+        if problem:
+            raise InputError(f"{path}: entries[{i}].{problem}")
     return data
 
 

@@ -110,8 +110,16 @@ def convergence_notes(res) -> list[str]:
         gaps = [float(d["relative_gap"]) for d in stopped if d.get("relative_gap") is not None]
         tols = {((spec or {}).get("params") or {}).get("tol") for spec in cell.get("spec", [])} - {None}
         tol = f" {plain(next(iter(tols)))}" if len(tols) == 1 else ""
+        caps = {((spec or {}).get("params") or {}).get("max_iter") for spec in cell.get("spec", [])} - {None}
+        capped = sum(1 for d in stopped if caps and isinstance(d.get("n_iter"), int | float)
+                     and d["n_iter"] >= min(caps))
+        advice = (f"; {capped} of them at the iteration cap max_iter = {min(caps)}" if capped else "") + \
+            ". To reach the tolerance: raise max_iter or loosen tol in the method's params" + \
+            ("; a gap left above 1 usually means an ill-conditioned problem (try a normalised kernel or a smaller C)"
+             if gaps and max(gaps) > 1 else "")
         notes.append(f"{method} on {ds}: {len(stopped)} of {len(diags)} final fits stopped before the duality-gap "
-                     f"tolerance{tol}" + (f" (largest relative gap left {max(gaps):.2g})" if gaps else "") + ".")
+                     f"tolerance{tol}" + (f" (largest relative gap left {max(gaps):.2g})" if gaps else "") + advice
+                     + ".")
     return notes
 
 

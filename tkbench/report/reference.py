@@ -32,6 +32,9 @@ class Reference:
                                  "(see 'Reference files' in README.md)")
         self.data: dict[str, Any] = data
         self.results: dict[str, dict[str, Any]] = self.data.get("results") or {}
+        problem = _results_problem(self.results)
+        if problem:
+            raise UnreadableFile(self.path, problem[0], problem[1])
 
     @property
     def title(self) -> str:
@@ -72,3 +75,27 @@ def _pair(value: Any) -> tuple[float, float] | None:
     if value is None:
         return None
     return float(value[0]), float(value[1])
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _results_problem(results: Any) -> tuple[str, str] | None:
+    """(where, what) of the first value in ``results`` that is not what a lookup reads, or None. Values are
+    [mean, std, ...] lists of numbers (.nan for a std the paper does not give), single numbers (model sizes,
+    times), null, or text under ``note``."""
+    if not isinstance(results, dict):
+        return "results", f"expected a mapping dataset -> method -> values, found {type(results).__name__}"
+    for ds, methods in results.items():
+        if not isinstance(methods, dict):
+            return f"results.{ds}", f"expected a mapping method -> values, found {methods!r:.80}"
+        for method, value in methods.items():
+            entries = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, v in entries:
+                where = f"results.{ds}.{method}" + (f".{key}" if key is not None else "")
+                if key == "note" or v is None or (key is not None and _is_number(v)):
+                    continue
+                if key == "note" or not isinstance(v, list) or len(v) < 2 or not all(_is_number(x) for x in v):
+                    return where, f"{v!r:.80}: expected a list [mean, std] of numbers (.nan for a missing std)"
+    return None

@@ -511,3 +511,22 @@ def test_calibrated_choices_mark_their_cells_and_are_checked(results_folder, wri
     assert "- [c1] calibrated on the paper's own numbers: label rule chosen to match the paper's RF" in text
     with pytest.raises(ConfigError, match=r"calibrated\[0\]\.methods: 'nope'"):
         load_config(write_config(tiny_config(calibrated=[{"note": "x", "methods": ["nope"]}])))
+
+
+def test_the_rmse_table_lists_only_methods_fitted_to_pm1_labels(results_folder):
+    """Issue 48: the RMSE of decision values on +-1 labels was shown for SVMs and forests too (mostly '-' cells)."""
+    from tkbench.bench.plan import make_plan
+
+    cfg = {"name": "rmse", "protocol": {"splits": 2, "seed": 1}, "datasets": ["liver"],
+           "methods": [{"name": "svm", "family": "svm_rbf"}, {"name": "krr", "family": "krr_rbf"},
+                       {"name": "rf", "family": "random_forest"}]}
+    exp, store, out = results_folder(cfg)
+    for spec in make_plan(exp):
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
+                         "cv_seconds": 0.0, "predict_seconds": 0.1, "n_train": 276, "n_test": 69,
+                         "accuracy": 70.0, "rmse_pm1": {"svm": 1.3, "krr": 0.9}.get(spec.method)})
+    text = build_report(out, ["md"])[0].read_text()
+    section = text.split("### Test RMSE of the decision values")[1].split("###")[0]
+    assert "| liver | krr | **0.900 ± 0.000** |" in section
+    assert "| liver | svm |" not in section and "| liver | rf |" not in section

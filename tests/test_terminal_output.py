@@ -97,3 +97,58 @@ def test_make_run_writes_and_reports_the_folder_of_the_config_file_name(tmp_path
     lines = [x for x in plan.stdout.splitlines() if "tkbench run" in x or "tkbench report" in x]
     assert len(lines) == 2, plan.stdout
     assert "--out results/my_file" in lines[0] and lines[1].endswith("report results/my_file")
+
+
+# --- issue 48: what a new user reads, sent to a pipe --------------------------------------------------------------
+
+def _cli(*args: str) -> str:
+    """The command's output as a pipe gets it (a subprocess: the console is made for its real stdout)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "tkbench"  # the installed command, as a user types it
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tkbench"]
+    run = subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout + run.stderr
+
+
+def test_methods_piped_shows_grids_and_plain_meanings_whole():
+    text = _cli("methods")
+    hgk_row = "".join(line for line in text.splitlines() if "│" in line)
+    assert "architecture:" in text and "[inhomogeneous," in hgk_row and "depth2:16] (7)" in hgk_row
+    assert "…" not in text
+    hgk = _cli("methods", "hgk")
+    assert ":mod:" not in hgk and "``" not in hgk and ":func:" not in hgk
+    assert "input scaling: by the estimator: min-max to [0, 1]^n" in " ".join(_cli("methods", "tk").split())
+
+
+def test_datasets_list_and_show_say_what_a_user_meets():
+    listing = _cli("datasets", "list")
+    assert any("raetsch_banana" in line and "400 + 4900 per realisation (10 of 100)" in line
+               for line in listing.splitlines())
+    show = _cli("datasets", "show", "raetsch_banana")
+    assert "source: datasets/MANIFEST.yaml, entry raetsch_ida" in show and "source:  (" not in show
+
+
+def test_help_reads_as_click_help_on_one_line_per_option():
+    text = _cli("run", "--help")
+    assert "run [OPTIONS] CONFIG" in text and "{" not in text and "<bool>" not in text
+    assert "--only PATTERN" in text and "--force " in text
+    assert any(line.strip().startswith("--only PATTERN") and "liver/svm*" in line for line in text.splitlines())
+
+
+def test_a_piped_log_line_is_not_wrapped(tmp_path):
+    import yaml
+
+    cfg = {"name": "logline", "protocol": {"splits": 1, "seed": 1}, "datasets": ["liver"],
+           "methods": [{"name": "rf", "family": "random_forest", "params": {"n_estimators": 5}, "grid": {}}]}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    text = _cli("run", str(path), "--out", str(tmp_path / "out"), "--no-progress")
+    first = next(line for line in text.splitlines() if line.startswith("logline:"))
+    assert "runs planned" in first and "BLAS thread(s) each ->" in first, text

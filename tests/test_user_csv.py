@@ -97,3 +97,19 @@ def test_label_rule_fields_need_a_csv(write_config):
            "methods": [{"name": "rf", "family": "random_forest"}]}
     with pytest.raises(ConfigError, match="only with 'csv'"):
         load_config(write_config(cfg))
+
+
+def test_readmes_positive_yes_example_is_read_as_the_label_yes(tmp_path):
+    """Issue 48: YAML reads `positive: [yes]` (README's example) as the boolean True, which matched no label: every
+    row became -1. A boolean stands for the label spellings it came from."""
+    from tkbench.data import load_dataset
+
+    path = _project(tmp_path / "p")
+    text = path.read_text().replace("positive: 'yes'", "positive: [yes]")
+    assert "positive: [yes]" in text
+    path.write_text(text)
+    exp = load_config(path)
+    assert exp.datasets[0].options["positive"] == [True]
+    data = load_dataset("csv", exp.datasets[0].options)
+    labels = pd.read_csv(tmp_path / "p" / "data" / "mine.csv")["label"].to_numpy()
+    np.testing.assert_array_equal(data.y, np.where(labels == "yes", 1, -1))

@@ -1,25 +1,39 @@
 """The ``tkbench`` command line: a thin typer app over the modules (no logic of its own)."""
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from tkbench.errors import TkbenchError
-from tkbench.terminal import keep_whole
+from tkbench.terminal import keep_whole, make_console
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  context_settings={"help_option_names": ["-h", "--help"]},
+# Help as click prints it (typer's rich help showed `<bool>` beside every flag and wrapped pipes at 80 columns);
+# sent to a pipe it is laid out on 120 columns (COLUMNS overrides).
+_HELP = {"help_option_names": ["-h", "--help"],
+         **({} if sys.stdout.isatty() else {"terminal_width": int(os.environ.get("COLUMNS", "0") or 0) or 120,
+                                            "max_content_width": 160})}
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings=_HELP,
                   help="Benchmark kernel-learning methods: run configs, report tables beside the papers, gate CI.")
-datasets_app = typer.Typer(no_args_is_help=True, help="List, verify and describe the vendored datasets.")
+def _plain_usage_names() -> None:
+    """typer marks a required argument {CONFIG} in the usage line; click's own convention is CONFIG."""
+    from typer.core import TyperArgument
+
+    if hasattr(TyperArgument, "_usage_display_name"):
+        TyperArgument._usage_display_name = lambda self: self.display_name_raw + ("..." if self.nargs != 1 else "")
+
+
+_plain_usage_names()
+datasets_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP, help="List, verify and describe the vendored datasets.")
 app.add_typer(datasets_app, name="datasets")
 
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -47,17 +61,18 @@ def _fail(exc: TkbenchError) -> None:
 
 @app.command()
 def run(
-    config: Path = typer.Argument(..., help="experiment YAML"),
-    jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="parallel workers"),
-    backend: str = typer.Option("loky", "--backend", help="loky | dask | ray"),
-    address: str = typer.Option(None, "--address", help="dask scheduler / ray cluster address"),
-    splits: int = typer.Option(None, "--splits", min=1, help="run only the first K splits"),
-    only: list[str] = typer.Option(None, "--only", help="DATASET/METHOD glob (repeatable), e.g. liver/svm*"),
+    config: Path = typer.Argument(..., metavar="CONFIG", help="experiment YAML"),
+    jobs: int = typer.Option(1, "-j", "--jobs", min=1, metavar="N", help="parallel workers"),
+    backend: str = typer.Option("loky", "--backend", metavar="NAME", help="loky | dask | ray"),
+    address: str = typer.Option(None, "--address", metavar="ADDRESS", help="dask scheduler / ray cluster address"),
+    splits: int = typer.Option(None, "--splits", min=1, metavar="K", help="run only the first K splits"),
+    only: list[str] = typer.Option(None, "--only", metavar="PATTERN",
+                                   help="DATASET/METHOD glob (repeatable), e.g. liver/svm*"),
     force: bool = typer.Option(False, "--force", help="recompute runs that are already done"),
     dry_run: bool = typer.Option(False, "--dry-run", help="show the plan and what is left to run"),
-    out_dir: Path = typer.Option(None, "--out", help="results folder (default results/<config name>)"),
+    out_dir: Path = typer.Option(None, "--out", metavar="DIR", help="results folder (default results/<config name>)"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show the progress bar"),
-    reuse: list[Path] = typer.Option(None, "--reuse", help="results folder whose finished runs with the same "
+    reuse: list[Path] = typer.Option(None, "--reuse", metavar="DIR", help="results folder whose finished runs with the same "
                                      "run key are taken over instead of re-run (repeatable)"),
 ) -> None:
     """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
@@ -97,9 +112,9 @@ def run(
 
 @app.command()
 def report(
-    results: Path = typer.Argument(None, help="a results folder written by `tkbench run`"),
-    formats: str = typer.Option("md,tex,html", "--format", help="comma-separated: md, tex, html"),
-    out_dir: Path = typer.Option(None, "--out", help="where to write (default RESULTS/report; with --all: docs)"),
+    results: Path = typer.Argument(None, metavar="RESULTS", help="a results folder written by `tkbench run`"),
+    formats: str = typer.Option("md,tex,html", "--format", metavar="LIST", help="comma-separated: md, tex, html"),
+    out_dir: Path = typer.Option(None, "--out", metavar="DIR", help="where to write (default RESULTS/report; with --all: docs)"),
     all_: bool = typer.Option(False, "--all", help="every paper reproduction from its committed rows into "
                               "docs/REPRODUCTION.md and .html"),
 ) -> None:
@@ -134,8 +149,8 @@ def report(
 
 @app.command()
 def check(
-    results: Path = typer.Argument(..., help="a results folder"),
-    baseline: Path = typer.Option(..., "--baseline", help="baseline JSON written by `tkbench baseline`"),
+    results: Path = typer.Argument(..., metavar="RESULTS", help="a results folder"),
+    baseline: Path = typer.Option(..., "--baseline", metavar="FILE", help="baseline JSON written by `tkbench baseline`"),
 ) -> None:
     """Compare mean metrics with a baseline; exit 1 on any regression beyond the stored tolerances."""
     from tkbench.report.check import check_results, render_check
@@ -150,10 +165,10 @@ def check(
 
 @app.command("baseline")
 def make_baseline(
-    results: Path = typer.Argument(..., help="a results folder"),
-    output: Path = typer.Option(..., "-o", "--output", help="baseline JSON to write"),
-    accuracy_tol: float = typer.Option(1.0, help="allowed drop of mean accuracy, in percentage points"),
-    mse_rtol: float = typer.Option(0.05, help="allowed relative rise of mean MSE"),
+    results: Path = typer.Argument(..., metavar="RESULTS", help="a results folder"),
+    output: Path = typer.Option(..., "-o", "--output", metavar="FILE", help="baseline JSON to write"),
+    accuracy_tol: float = typer.Option(1.0, metavar="POINTS", help="allowed drop of mean accuracy, in percentage points"),
+    mse_rtol: float = typer.Option(0.05, metavar="FRACTION", help="allowed relative rise of mean MSE"),
 ) -> None:
     """Write a baseline (mean metric per dataset x method, with tolerances) for `tkbench check`."""
     from tkbench.report.check import write_baseline
@@ -167,8 +182,8 @@ def make_baseline(
 
 @app.command()
 def methods(
-    family: str = typer.Argument(None, help="a family: list its parameters with defaults and meaning"),
-    task: str = typer.Option(None, "--task", help="classification | regression (default: the family's first)"),
+    family: str = typer.Argument(None, metavar="FAMILY", help="a family: list its parameters with defaults and meaning"),
+    task: str = typer.Option(None, "--task", metavar="TASK", help="classification | regression (default: the family's first)"),
 ) -> None:
     """The method families (solvers, tasks, default CV grids); with FAMILY, its parameters."""
     from tkbench.learners import FAMILIES, visible_families
@@ -189,7 +204,8 @@ def methods(
         table.add_column(col)
     for fam in visible_families():
         grid = ", ".join(f"{k}: {_short(v)}" for k, v in fam.default_grid.items()) or "-"
-        table.add_row(fam.name, ", ".join(fam.solvers), ", ".join(fam.tasks), fam.scaler, grid, fam.description)
+        table.add_row(*map(escape, (fam.name, ", ".join(fam.solvers), ", ".join(fam.tasks), _scaling(fam), grid,
+                                    fam.description)))
     out.print(keep_whole(table, "family", "solvers"))
 
 
@@ -203,11 +219,26 @@ def _family_parameters(fam, task: str | None) -> None:
     for p in parameters(fam, task):
         if p.name == "solver":  # set by the method's own 'solver' field (listed below)
             continue
-        table.add_row(p.name, repr(p.default), _short(p.grid) if p.grid else "-", p.meaning or "-")
+        table.add_row(*map(escape, (p.name, repr(p.default), _short(p.grid) if p.grid else "-", p.meaning or "-")))
     out.print(keep_whole(table, "parameter"))
     out.print(f"solvers: {', '.join(fam.solvers)} (default {fam.default_solver}); tasks: {', '.join(fam.tasks)}; "
-              f"input scaling: {fam.scaler}" + (f"; reference: {fam.reference}" if fam.reference else ""),
-              soft_wrap=True)
+              f"input scaling: {_scaling(fam)}" + (f"; reference: {fam.reference}" if fam.reference else ""),
+              soft_wrap=True, markup=False, highlight=False)
+
+
+def _scaling(fam) -> str:
+    """The runner's scaler, and the estimator's own scaling where it has one (TK scales inside: not "none")."""
+    if fam.scales_inside:
+        return f"by the estimator: {fam.scales_inside}" + (f" (after the runner's {fam.scaler})"
+                                                           if fam.scaler != "none" else "")
+    return fam.scaler
+
+
+def escape(text: str) -> str:
+    """Data shown in a rich table, never read as markup (a grid ``[a, b]`` used to vanish as a style tag)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(str(text))
 
 
 def _short(values: list) -> str:
@@ -226,8 +257,8 @@ def datasets_list() -> None:
     try:
         for name in sorted(registry.registry()):
             ds = registry.load_dataset(name)
-            table.add_row(name, ds.task, str(len(ds.y)), str(ds.X.shape[1]), str(ds.n_classes or "-"),
-                          str(len(registry.file_names(name))))
+            table.add_row(name, ds.task, _rows(registry.registry()[name], ds), str(ds.X.shape[1]),
+                          str(ds.n_classes or "-"), str(len(registry.file_names(name))))
         for name in sorted(GENERATORS):
             ds = registry.load_dataset(name)
             table.add_row(name, ds.task, f"{len(ds.y)} (default)", str(ds.X.shape[1]), str(ds.n_classes),
@@ -235,6 +266,15 @@ def datasets_list() -> None:
     except TkbenchError as exc:
         _fail(exc)
     out.print(keep_whole(table, "name"))
+
+
+def _rows(entry: dict, ds) -> str:
+    """A dataset's size as a user meets it: per realisation for the Raetsch sets (their stacked rows are only how
+    they are stored), else its rows."""
+    real = entry.get("realisations")
+    if real:
+        return f"{real['train_rows']} + {real['test_rows']} per realisation ({real['count']} of {real['of']})"
+    return str(len(ds.y))
 
 
 @datasets_app.command("verify")
@@ -255,7 +295,7 @@ def datasets_verify() -> None:
 
 
 @datasets_app.command("show")
-def datasets_show(name: str = typer.Argument(..., help="dataset name")) -> None:
+def datasets_show(name: str = typer.Argument(..., metavar="NAME", help="dataset name")) -> None:
     """Everything about one dataset: files, checksums, label rule, options, source and citation."""
     from tkbench.data import registry
     from tkbench.data.synthetic import GENERATORS
@@ -274,7 +314,9 @@ def datasets_show(name: str = typer.Argument(..., help="dataset name")) -> None:
     except TkbenchError as exc:
         _fail(exc)
     out.print(f"[bold]{name}[/]: {entry.get('title', name)}")
-    out.print(f"task: {ds.task}; rows: {len(ds.y)} (dropped {ds.info['rows_dropped']}); features: {ds.X.shape[1]}")
+    rows = _rows(entry, ds)
+    rows += f" (stacked: {len(ds.y)})" if entry.get("realisations") else f" (dropped {ds.info['rows_dropped']})"
+    out.print(f"task: {ds.task}; rows: {rows}; features: {ds.X.shape[1]}")
     out.print(f"target: {entry['target']}" + (f"; +1 class: {entry['positive']}" if entry.get("positive") else "")
               + (f"; +1 when {entry['target']} {entry['threshold']['op']} {entry['threshold']['value']}"
                  if entry.get("threshold") else ""))
@@ -292,7 +334,9 @@ def datasets_show(name: str = typer.Argument(..., help="dataset name")) -> None:
     if entry.get("notes"):
         out.print(f"notes: {entry['notes']}")
     src = entry.get("source", {})
-    out.print(f"source: {src.get('uci_url', '')} (verification level {src.get('verified', '?')})")
+    where = src.get("uci_url") or (f"datasets/MANIFEST.yaml, entry {src['manifest_key']} (vendored with the data)"
+                                   if src.get("manifest_key") else src.get("manifest")) or "not recorded"
+    out.print(f"source: {where} (verification level {src.get('verified', '?')})", soft_wrap=True)
     out.print(f"citation: {src.get('citation', '')}", soft_wrap=True)
 
 

@@ -33,7 +33,7 @@ from tkbench.bench.preflight import check_data
 from tkbench.bench.store import ResultStore, check_folder_path, unwritable, write_json_atomic
 from tkbench.config import Experiment
 from tkbench.errors import InputError
-from tkbench.terminal import keep_whole
+from tkbench.terminal import keep_whole, make_console
 
 
 @dataclass
@@ -129,7 +129,7 @@ def run_experiment(
     The folder is locked for the whole sweep (a second sweep into it stops with :class:`BusyError`) and checked
     writable before any run; rows come back from the workers and are written here, so a write failure (full disk)
     stops the sweep with a clear error and keeps every row written before it."""
-    console = console or Console(stderr=True)
+    console = console or make_console(stderr=True)
     out = (Path(out_dir) if out_dir else default_out_dir(exp)).absolute()
     check_folder_path(out)
     store = ResultStore(out)

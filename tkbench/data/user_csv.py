@@ -64,6 +64,8 @@ def load(options: dict[str, Any]):
             "positive": options.get("positive"), "threshold": options.get("threshold")}
     if spec["positive"] is not None and not isinstance(spec["positive"], list):
         spec["positive"] = [spec["positive"]]
+    if spec["positive"] is not None:  # YAML reads `positive: [yes]` as a boolean: match the label's spellings
+        spec["positive"] = [w for v in spec["positive"] for w in (YAML_BOOL_WORDS[v] if isinstance(v, bool) else [v])]
     table = read_csv(path, spec["delimiter"])
     target = options["target"]
     if target not in table.columns:
@@ -90,6 +92,10 @@ def load(options: dict[str, Any]):
             "target": target, "notes": f"user CSV {path} (sha256 {options['sha256']})"}
     return Dataset(NAME, np.ascontiguousarray(X), y, options["task"], features, fingerprint(options), info)
 
+
+# The label spellings a YAML boolean came from (YAML 1.1, which PyYAML reads): `positive: [yes]` is True.
+YAML_BOOL_WORDS = {True: ["yes", "Yes", "YES", "y", "Y", "true", "True", "TRUE", "on", "On", "ON"],
+                   False: ["no", "No", "NO", "n", "N", "false", "False", "FALSE", "off", "Off", "OFF"]}
 
 # Beyond this magnitude a feature's square (every distance, every kernel) overflows float64 or loses all precision.
 MAX_ABS = 1e100

@@ -68,14 +68,22 @@ def _compact(doc: str) -> dict[str, str]:
     return out
 
 
+def plain(text: str) -> str:
+    """Docstring markup as plain text for the terminal: :mod:`x` / :func:`~a.b` -> x / b, ``x`` -> x."""
+    text = re.sub(r":\w+:`~[\w.]*?\.?(\w+)`", r"\1", text)
+    text = re.sub(r":\w+:`([^`]+)`", r"\1", text)
+    return text.replace("``", "")
+
+
 def meanings(estimator_class: type) -> dict[str, str]:
-    """Parameter -> meaning from the docstrings of ``estimator_class`` and its bases (the first found wins)."""
+    """Parameter -> meaning from the docstrings of ``estimator_class`` and its bases (the first found wins), as
+    plain text (no reStructuredText roles or literals)."""
     out: dict[str, str] = {}
     for klass in estimator_class.__mro__:
         doc = klass.__dict__.get("__doc__") or ""
         for name, meaning in {**_numpydoc(doc), **_compact(doc)}.items():
             if meaning and not out.get(name):
-                out[name] = meaning
+                out[name] = plain(meaning)
     return out
 
 

@@ -335,6 +335,7 @@ def _build(task: str, solver: str, params: dict, seed: int):
 
 register(Family(
     name="hgk",
+    least_squares=True,
     description="least-squares SVM with a hierarchical Gaussian kernel, weights by annealing and gradient descent "
                 "(paper 002, Algorithm 1)",
     build=_build,

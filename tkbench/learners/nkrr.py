@@ -227,6 +227,7 @@ def _build_krr(task: str, solver: str, params: dict, seed: int):
 
 register(Family(
     name="nkrr",
+    least_squares=True,
     description="kernel ridge regression with a learned polynomial combination of base kernels (paper 001)",
     build=_build,
     solvers=SOLVERS,
@@ -241,6 +242,7 @@ register(Family(
 
 register(Family(
     name="krr_rbf",
+    least_squares=True,
     description="kernel ridge regression with a Gaussian kernel (scikit-learn KernelRidge), alpha and gamma by CV",
     build=_build_krr,
     solvers=("cholesky",),

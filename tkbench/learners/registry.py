@@ -37,6 +37,11 @@ class Family:
     ``checkpoint_cv_fits``: the model has a ``checkpoint`` parameter (a path prefix for its saved state) and its CV
     fits are long enough (HGK: up to half an hour each) to give each its own, so that a CV killed inside a fit
     continues within that fit, not at its start. Off for families whose CV fits are short: saving costs time.
+    ``scales_inside``: the scaling the estimator applies to its inputs itself (TK: min-max to [0, 1]^n, the
+    kernel's domain), shown beside ``scaler`` (the runner's, before the estimator) by ``tkbench methods``.
+    ``least_squares``: binary classifiers of the family fit their decision values to the labels coded -1 / +1 (kernel
+    ridge, least-squares SVM), so the RMSE of those values against the labels measures what they minimise; the
+    report's RMSE table shows only such families (for an SVM's margin or a forest's votes it means nothing).
     """
 
     name: str
@@ -57,6 +62,8 @@ class Family:
     checkpoint_cv_fits: bool = False
     warmup: Callable[[int], None] | None = None
     landscape: Callable[..., dict[str, Any]] | None = None
+    least_squares: bool = False
+    scales_inside: str = ""  # how the estimator itself scales its inputs, if it does (shown by `tkbench methods`)
 
     @property
     def default_solver(self) -> str:

@@ -381,6 +381,7 @@ register(Family(
     solvers=SOLVERS,
     default_grid={"C": [0.1, 1.0, 10.0, 100.0], "delta": [0.01, 0.1, 1.0]},
     scaler="none",  # the estimator scales to [0, 1]^n itself (the kernel's domain)
+    scales_inside="min-max to [0, 1]^n on the training rows (the kernel's domain, paper 000 section 6)",
     diagnostics=_diagnostics,
     trace=_trace,
     reference="Colbert & Peet 2020 (paper 000); paper 003 Algorithm 2",

@@ -73,6 +73,10 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                 bits.append("its one fixed train/test split (the files' own)")
             if entry.get("notes"):
                 bits.append(str(entry["notes"]).rstrip("."))
+        elif ds.name == "csv":  # a user's own file: its path, target and checksum, never "synthetic"
+            o = ds.options
+            bits.append(f"the user's CSV file {o.get('path')} (sha256 {str(o.get('sha256'))[:12]}…), target "
+                        f"{o.get('target')!r}, task {o.get('task')}")
         elif ds.options:
             bits.append("synthetic, options " + ", ".join(f"{k}={v}" for k, v in ds.options.items()))
         if ds.test_fraction is not None:
@@ -148,6 +152,20 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                          f"tkbench {first.get('tkbench_version')} at {', '.join(shas)}; "
                          f"scikit-learn {first.get('packages', {}).get('scikit-learn')}.")
     return notes
+
+
+def _least_squares_methods(exp) -> set[str]:
+    """The methods whose family fits decision values to +-1 labels (``Family.least_squares``)."""
+    from tkbench.learners.registry import get_family
+
+    out = set()
+    for m in exp.methods:
+        try:
+            if get_family(m.family).least_squares:
+                out.add(m.name)
+        except Exception:  # a family that is not registered here (a plugin not installed): no RMSE claim
+            continue
+    return out
 
 
 def _size_notes(res: Results, reference: Reference | None) -> list[str]:
@@ -332,7 +350,8 @@ def build_report(results_dir: str | Path, formats: list[str] | None = None,
         from tkbench.report.tables import metric_tables
 
         tables = metric_tables(summary, reference, _ref_names(res), no_data=exp.no_data, not_run=exp.not_run,
-                               only_on={m.name: list(m.datasets) for m in exp.methods if m.datasets is not None})
+                               only_on={m.name: list(m.datasets) for m in exp.methods if m.datasets is not None},
+                               least_squares=_least_squares_methods(exp))
         from tkbench.report.tables import mark_calibrated
 
         mark_calibrated(tables, exp.calibrated)

@@ -89,7 +89,8 @@ def _not_run_rows(dataset: str, not_run: list[str] | None, reference: Reference 
 
 def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names: dict[str, dict[str, str]],
                   digits: dict[str, int] | None = None, no_data: list[str] | None = None,
-                  not_run: list[str] | None = None, only_on: dict[str, list[str]] | None = None) -> list[TableModel]:
+                  not_run: list[str] | None = None, only_on: dict[str, list[str]] | None = None,
+                  least_squares: set[str] | None = None) -> list[TableModel]:
     """One table per metric (accuracy datasets, then MSE datasets), methods as rows within each dataset; after
     each data set's rows the paper's rows of the reference methods in ``not_run`` (marked "not run"), and at the
     end the paper's rows for the reference datasets in ``no_data``, marked "no data", for every method but those
@@ -161,7 +162,9 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
             if timed else []
         tables.append(TableModel(title, cols, rows, notes))
         if metric == "accuracy" and "rmse_pm1_mean" in part and part["rmse_pm1_mean"].notna().any():
-            tables.append(rmse_table(part))
+            rmse = rmse_table(part, least_squares)
+            if rmse is not None:
+                tables.append(rmse)
     return tables
 
 
@@ -214,8 +217,15 @@ def train_test_table(summary: pd.DataFrame, reference: Reference | None,
                       ["Gap: how much worse the test part does than the training part (mean over the ok splits)."])
 
 
-def rmse_table(part: pd.DataFrame) -> TableModel:
-    """RMSE of the decision values on -1 / +1 labels (binary classification), best (lowest) per dataset in bold."""
+def rmse_table(part: pd.DataFrame, least_squares: set[str] | None = None) -> TableModel | None:
+    """RMSE of the decision values on -1 / +1 labels (binary classification), best (lowest) per dataset in bold,
+    for the methods in ``least_squares`` (those whose decision values are fitted to the labels; None: every
+    method with a value); None when no such method has a value."""
+    part = part[part["rmse_pm1_mean"].notna()]
+    if least_squares is not None:
+        part = part[part["method"].isin(least_squares)]
+    if part.empty:
+        return None
     rows = []
     for ds, group in part.groupby("dataset", sort=False):
         best = group["rmse_pm1_mean"].min()
@@ -225,7 +235,9 @@ def rmse_table(part: pd.DataFrame) -> TableModel:
     return TableModel("Test RMSE of the decision values on ±1 labels (lower is better)",
                       ["Dataset", "Method", "RMSE"], rows,
                       ["Binary classification: root mean squared error of the decision function against the labels "
-                       "coded -1 / +1, the regression error of methods trained by regression on those labels."])
+                       "coded -1 / +1, the regression error of methods trained by regression on those labels (only "
+                       "those are listed: for a margin classifier or a forest the decision values are on another "
+                       "scale)."])
 
 
 NO_PAPER_STD = "paper gives no std: see Δ"

@@ -186,7 +186,9 @@ def methods(
     task: str = typer.Option(None, "--task", metavar="TASK", help="classification | regression (default: the family's first)"),
 ) -> None:
     """The method families (solvers, tasks, default CV grids); with FAMILY, its parameters."""
-    from tkbench.learners import FAMILIES, visible_families
+    from tkbench.learners import load_families, visible_families
+
+    FAMILIES = load_families()
 
     if family is not None:
         fam = FAMILIES.get(family)

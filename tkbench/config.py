@@ -574,7 +574,9 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     """Checks that need the registries: dataset names and options, families, solvers, parameters, grids."""
     from tkbench.data import registry as data_registry
     from tkbench.data import synthetic
-    from tkbench.learners.registry import FAMILIES, get_family
+    from tkbench.learners.registry import get_family, load_families
+
+    FAMILIES = load_families()
     from tkbench.learners.scalers import SCALERS
 
     problems: list[tuple[str, Any, str]] = []

@@ -1,14 +1,27 @@
 """Learners: scikit-learn estimators joining a kernel family with a solver, and the family registry.
 
-Importing this package registers every family. To add one, write a module that calls
-:func:`tkbench.learners.registry.register` and import it here; a third-party package uses the ``tkbench.families``
-entry point instead (:mod:`tkbench.learners.external`).
+The families register themselves when their module is imported; the registry imports every built-in family module
+(:data:`tkbench.learners.registry.FAMILY_MODULES`) and the third-party plugins (entry point group
+``tkbench.families``, :mod:`tkbench.learners.external`) on first use, so that importing one estimator
+(``from tkbench import TKClassifier``) does not load the others.
 """
-from tkbench.learners import baselines, debug, hgk, nkrr, sikl, simplemkl, tk  # noqa: F401  (registration)
-from tkbench.learners.compose import make_estimator
-from tkbench.learners.external import load_plugins
-from tkbench.learners.registry import FAMILIES, Family, get_family, visible_families
+from tkbench.learners.registry import FAMILIES, Family, get_family, load_families, visible_families
 
-PLUGINS = load_plugins()  # third-party families (entry point group "tkbench.families")
 
-__all__ = ["FAMILIES", "PLUGINS", "Family", "get_family", "make_estimator", "visible_families"]
+def make_estimator(*args, **kwargs):
+    """:func:`tkbench.learners.compose.make_estimator` (imported on first call)."""
+    from tkbench.learners.compose import make_estimator as make
+
+    return make(*args, **kwargs)
+
+
+def __getattr__(name: str):
+    if name == "PLUGINS":  # third-party families, as loaded with the built-in ones
+        from tkbench.learners import registry
+
+        load_families()
+        return registry.PLUGINS
+    raise AttributeError(f"module 'tkbench.learners' has no attribute {name!r}")
+
+
+__all__ = ["FAMILIES", "PLUGINS", "Family", "get_family", "load_families", "make_estimator", "visible_families"]

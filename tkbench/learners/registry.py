@@ -76,6 +76,27 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {}
+# the modules that register the built-in families, imported on first use of the registry (not on import of one
+# estimator: `from tkbench import TKClassifier` loads TK's module only)
+FAMILY_MODULES = ("baselines", "debug", "hgk", "nkrr", "sikl", "simplemkl", "tk")
+_loaded = False
+PLUGINS: list[str] = []  # the families registered by third-party plugins
+
+
+def load_families() -> dict[str, Family]:
+    """Every family: the built-in modules and third-party plugins (entry point group ``tkbench.families``),
+    imported once."""
+    global _loaded
+    if not _loaded:
+        import importlib
+
+        _loaded = True
+        for module in FAMILY_MODULES:
+            importlib.import_module(f"tkbench.learners.{module}")
+        from tkbench.learners.external import load_plugins
+
+        PLUGINS.extend(load_plugins())
+    return FAMILIES
 
 
 def register(family: Family) -> Family:
@@ -94,8 +115,8 @@ def get_family(name: str) -> Family:
         from tkbench.learners.external import estimator_family
 
         return estimator_family(name)
-    return FAMILIES[name]
+    return load_families()[name]
 
 
 def visible_families() -> list[Family]:
-    return [f for name, f in sorted(FAMILIES.items()) if not f.hidden]
+    return [f for name, f in sorted(load_families().items()) if not f.hidden]

@@ -354,3 +354,26 @@ def test_bad_data_and_sizes_are_refused_before_any_run(write_config, tmp_path, m
     cfg["datasets"] = ["liver"]
     result = CliRunner().invoke(app, ["run", str(write_config(cfg, "c2.yaml")), "--out", str(out), "--dry-run"])
     assert result.exit_code == 2 and "datasets[0]" in result.output and "sha256" in result.output.lower()
+
+
+def test_the_warm_up_is_not_counted_against_the_run_timeout(tmp_path, monkeypatch):
+    """Issue 48: a cold numba cache turned a 13-second failure into a timeout under load. The run reports its
+    warm-up once set up; its supervisor's deadline is then start + timeout + warm-up."""
+    from tkbench.bench import execute as ex
+    from tkbench.bench import isolation
+
+    class Sleeper:  # a child that never exits by itself
+        def wait(self, seconds):
+            time.sleep(seconds)
+            return None
+
+    marker = tmp_path / "row.json.setup"
+    monkeypatch.setattr(ex, "SETUP_MARKER", str(marker))
+    ex._setup_done(0.8)  # what execute() writes after the family's warm-up
+    assert float(marker.read_text()) == pytest.approx(0.8)
+    t0 = time.monotonic()
+    assert isolation._wait(Sleeper(), 0.4, lambda: None, str(marker)) == (None, None)
+    assert 1.1 <= time.monotonic() - t0 < 3.0  # 0.4 s of timeout after 0.8 s of warm-up
+    t0 = time.monotonic()
+    assert isolation._wait(Sleeper(), 0.4, lambda: None, None) == (None, None)
+    assert time.monotonic() - t0 < 1.0  # no marker to wait for: the plain timeout

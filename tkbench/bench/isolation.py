@@ -194,8 +194,11 @@ def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, result
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)
+    from tkbench.bench import execute as execute_module
     from tkbench.bench.execute import execute
     from tkbench.bench.store import write_json_atomic
+
+    execute_module.SETUP_MARKER = result + ".setup"
 
     try:
         write_json_atomic(Path(result), execute(spec, context, root=root))
@@ -210,6 +213,7 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
+WARMUP_LIMIT = 600.0  # seconds of set-up (data, compiling) a run may take beyond its timeout, at most
 TERM_GRACE = 2.0  # seconds a timed-out run has between SIGTERM (clean up its tree) and SIGKILL
 
 
@@ -327,7 +331,7 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
     try:
         child = (_Subprocess if mp.current_process().daemon else _Fork)(spec, context, root, result)
         try:
-            code, why = _wait(child, timeout, gone)
+            code, why = _wait(child, timeout, gone, result + ".setup")
         except KeyboardInterrupt:  # Ctrl-C / SIGTERM of the sweep: the run dies with it, no row is written
             _kill_group(child.pid)  # (otherwise multiprocessing would join the child at exit, i.e. let it finish)
             child.reap()
@@ -341,7 +345,9 @@ def run_isolated(spec: dict[str, Any], context: dict[str, Any], root: str) -> di
         elif code is None:  # still running at the limit
             _terminate_group(child)
             child.reap()
-            status, error = "timeout", f"killed after exceeding the run timeout of {timeout:g} s"
+            warm = _warmup_seconds(result + ".setup")
+            status, error = "timeout", f"killed after exceeding the run timeout of {timeout:g} s" + (
+                f" (not counting {warm:.1f} s of warm-up: compiling or loading compiled code)" if warm else "")
         else:
             code = child.reap() if isinstance(child, _Subprocess) else code
             try:
@@ -389,10 +395,24 @@ def crashed_summary(spec: dict[str, Any], context: dict[str, Any], error: str) -
             "error": error, "row": row}
 
 
-def _wait(child, timeout: float | None, gone: Callable[[], str | None]) -> tuple[int | None, str | None]:
-    """Wait for the child until it exits (its exit code), the timeout (None) or the client is gone (the reason)."""
-    deadline = None if timeout is None else time.monotonic() + timeout
+def _warmup_seconds(marker: str) -> float:
+    try:
+        return float(Path(marker).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0.0
+
+
+def _wait(child, timeout: float | None, gone: Callable[[], str | None],
+          setup_marker: str | None = None) -> tuple[int | None, str | None]:
+    """Wait for the child until it exits (its exit code), the timeout (None) or the client is gone (the reason).
+    The run's warm-up is not counted: until the child reports its set-up done (``setup_marker``) the deadline
+    allows :data:`WARMUP_LIMIT` more seconds; then it is the start + timeout + the warm-up's seconds."""
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout + (WARMUP_LIMIT if setup_marker else 0.0)
+    settled = setup_marker is None
     while True:
+        if not settled and deadline is not None and os.path.exists(setup_marker):
+            deadline, settled = start + timeout + _warmup_seconds(setup_marker), True
         left = POLL_SECONDS if deadline is None else min(POLL_SECONDS, deadline - time.monotonic())
         code = child.wait(max(left, 0.0))
         if code is not None:

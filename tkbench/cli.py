@@ -63,8 +63,8 @@ def _fail(exc: TkbenchError) -> None:
 def run(
     config: Path = typer.Argument(..., metavar="CONFIG", help="experiment YAML"),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, metavar="N", help="parallel workers"),
-    backend: str = typer.Option("loky", "--backend", metavar="NAME", help="loky | dask | ray"),
-    address: str = typer.Option(None, "--address", metavar="ADDRESS", help="dask scheduler / ray cluster address"),
+    backend: str = typer.Option("loky", "--backend", metavar="NAME", help="loky | dask"),
+    address: str = typer.Option(None, "--address", metavar="ADDRESS", help="dask scheduler address"),
     splits: int = typer.Option(None, "--splits", min=1, metavar="K", help="run only the first K splits"),
     only: list[str] = typer.Option(None, "--only", metavar="PATTERN",
                                    help="DATASET/METHOD glob (repeatable), e.g. liver/svm*"),

@@ -50,7 +50,7 @@ class ChecksumError(DatasetError):
 
 
 class MissingDependencyError(TkbenchError):
-    """An optional dependency (ray, dask, mosek) was asked for but is not installed or not licensed."""
+    """An optional dependency (dask, mosek) was asked for but is not installed or not licensed."""
 
     exit_code = 2
 

@@ -1,4 +1,4 @@
-"""Failure isolation: every run executes in a child process supervised by the (joblib / dask / ray) worker.
+"""Failure isolation: every run executes in a child process supervised by the (joblib / dask) worker.
 
 - an exception inside the run -> the child's row is ``failed``, with the traceback;
 - the child dies (abort, segfault, out-of-memory kill) -> the supervisor makes a ``crashed`` row with the signal;
@@ -308,7 +308,7 @@ def _client_gone(context: dict[str, Any]) -> Callable[[], str | None]:
         return cancelled
     client = context.get("client_pid")
     if client is None or not mp.current_process().name.startswith("LokyProcess"):
-        return lambda: None  # the client runs the run itself (-j 1; ray: its own workers die with the driver)
+        return lambda: None  # the client runs the run itself (-j 1)
     return lambda: None if os.getppid() == client else f"the client process {client} died"
 
 

@@ -98,7 +98,10 @@ def test_report_tables_in_three_formats(fixture_results):
     tex = (fixture_results / "report" / "report.tex").read_text()
     assert r"\textbf{72.00 $\pm$ 2.00}" in tex and r"\begin{tabular}" in tex
     html = (fixture_results / "report" / "report.html").read_text()
-    assert "<td><b>72.00 ± 2.00</b></td>" in html
+    assert '<td class="num"><b>72.00 ± 2.00</b></td>' in html
+    # issue 48: text left, numbers right, failed runs marked, figures captioned in words
+    assert '<td class="text">liver</td>' in html and '<td class="num bad">1 failed' in html
+    assert 'class="num bad">2/3</td>' in html and "<figcaption>Critical-difference diagram" in html
     assert {p.name for p in written} >= {"report.md", "report.tex", "report.html"}
     rows = (fixture_results / "report" / "rows.csv").read_text()
     assert rows.count("\n") == 13  # header + 12 rows
@@ -250,7 +253,9 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     assert "Not run yet: `tkbench run configs/tkl2021_scaling.yaml -j 1 --reuse" in md  # timings: one at a time
     assert "Not written yet" in md  # e.g. the density figure without a config here
     assert (root / "docs" / "reproduction" / "colbert2020_table1" / "report.md").exists()
-    assert "<h2>Paper 003, Table 2" in html_path.read_text()
+    page = html_path.read_text()
+    assert '<h2 id="tkl2021_table2">Paper 003, Table 2' in page
+    assert '<nav class="toc" id="contents">' in page and '<a href="#tkl2021_table2">Paper 003, Table 2' in page
 
 
 def test_report_notes_name_per_dataset_params_and_grids(write_config, tmp_path):

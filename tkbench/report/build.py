@@ -287,7 +287,7 @@ def _time_table(res: Results) -> TableModel | None:
                 cells.append(Cell(fmt_time(means[m], float(ok.std()) if len(ok) > 1 else None)))
             else:
                 states = sorted(set(mine["status"])) if len(mine) else ["missing"]
-                cells.append(Cell("/".join(states)))
+                cells.append(Cell("/".join(states), flag="bad"))
         ratios = [Cell(f"{means[base] / means[m]:.3g}x") if base in means and m in means and means[m] > 0
                   else Cell("-") for m in methods[1:]]
         out.append([Cell(str(key[0])), Cell(label)] + cells + ratios)
@@ -319,19 +319,35 @@ def _scaling_failures(res: Results) -> list[str]:
     return notes
 
 
+CAPTIONS = {"critical_difference": "Critical-difference diagram (Demšar 2006): each method at its average rank across "
+                                   "the datasets, best on the left; methods joined by a thick bar are not "
+                                   "significantly different (Nemenyi, 0.05); the bar at the top is the critical "
+                                   "difference."}
+
+
+def figure_caption(path: Path) -> str:
+    """A figure's caption: its description where one is known, else its name in words (scaling_liver -> Scaling
+    liver)."""
+    text = CAPTIONS.get(path.stem) or path.stem.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
 def _document(title: str, parts: dict[str, list[str]], images: list[Path], fmt_name: str, out: Path) -> str:
     body = "\n".join(parts[fmt_name])
     if fmt_name == "md":
-        imgs = "\n".join(f"![{p.stem}]({p.relative_to(out).as_posix()})" for p in images if p.suffix == ".png")
+        imgs = "\n".join(f"![{figure_caption(p)}]({p.relative_to(out).as_posix()})" for p in images
+                         if p.suffix == ".png")
         return f"# {title}\n\n{body}\n{imgs}\n"
     if fmt_name == "tex":
         return body
-    imgs = "\n".join(f'<figure><img src="{p.relative_to(out).as_posix()}" alt="{p.stem}" width="560">'
-                     f"<figcaption>{p.stem}</figcaption></figure>" for p in images if p.suffix == ".png")
-    style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:nth-child(-n+2){text-align:left}")
+    from tkbench.report.tables import HTML_STYLE
+
+    imgs = "\n".join(f'<figure><img src="{p.relative_to(out).as_posix()}" alt="{html_lib.escape(figure_caption(p))}"'
+                     f' width="900"><figcaption>{html_lib.escape(figure_caption(p))}</figcaption></figure>'
+                     for p in images if p.suffix == ".png")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html_lib.escape(title)}</title>"
-            f"<style>{style}</style></head><body><h1>{html_lib.escape(title)}</h1>\n{body}\n{imgs}\n</body></html>\n")
+            f"<style>{HTML_STYLE}</style></head><body><h1>{html_lib.escape(title)}</h1>\n{body}\n{imgs}\n"
+            "</body></html>\n")
 
 
 def build_report(results_dir: str | Path, formats: list[str] | None = None,

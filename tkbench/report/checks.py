@@ -145,7 +145,7 @@ def final_fit_table(res):
         rows.append([Cell(ds), Cell(method),
                      Cell(f"{it.mean():.1f} ± {it.std(ddof=1) if len(it) > 1 else 0:.1f} (max {it.max():.0f})"
                           if len(it) else "-"),
-                     Cell(f"{sum(conv)}/{len(conv)}" if conv else "-"),
+                     Cell(f"{sum(conv)}/{len(conv)}" if conv else "-", flag="warn" if conv and not all(conv) else ""),
                      Cell("; ".join(f"{name}: " + ", ".join(f"{v} ({n})" for v, n in counts.most_common())
                                     for name, counts in chosen.items()) or "-")])
     if not rows:

@@ -103,10 +103,14 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
           "deviations of the paper's mean, otherwise *better* or *worse*; where the paper prints no std, the "
           "verdict says so and Δ is the comparison. A cell from one run shows (n = 1) and no std.", ""]
     html = []
+    toc: list[tuple[str, str]] = []
     written: list[Path] = []
     for entry in ENTRIES:
         md += [f"## {entry.title}", "", f"Config: `configs/{entry.config}.yaml`.", ""]
-        html.append(f"<h2>{html_lib.escape(entry.title)}</h2><p>Config: <code>configs/{entry.config}.yaml</code></p>")
+        toc.append((entry.config, entry.title))
+        html.append(f'<h2 id="{entry.config}">{html_lib.escape(entry.title)} <a href="#{entry.config}" '
+                    f'class="anchor">#</a></h2><p>Config: <code>configs/{entry.config}.yaml</code> · '
+                    '<a href="#contents">contents</a></p>')
         rows = root / "results" / entry.config / "rows"
         if not (root / "configs" / f"{entry.config}.yaml").exists():
             md += ["Not written yet.", ""]
@@ -131,13 +135,20 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
         page = (target / "report.html").read_text(encoding="utf-8")
         body = page.split("<body>", 1)[-1].rsplit("</body>", 1)[0]
         body = re.sub(r"<h1>.*?</h1>", "", body, count=1, flags=re.S)
+        body = re.sub(r'<h3 id="([^"]+)">', lambda m, c=entry.config: f'<h3 id="{c}--{m.group(1)}">', body)
         html.append(re.sub(r'src="([^"]+)"', lambda m, p=prefix: f'src="{p}/{m.group(1)}"', body))
     out.mkdir(parents=True, exist_ok=True)
     md_path, html_path = out / "REPRODUCTION.md", out / "REPRODUCTION.html"
     md_path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
-    style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:nth-child(-n+2){text-align:left}")
+    from tkbench.report.tables import HTML_STYLE
+
+    contents = ('<nav class="toc" id="contents"><b>Contents</b><ol>' + "".join(
+        f'<li><a href="#{key}">{html_lib.escape(title)}</a></li>' for key, title in toc) + "</ol></nav>")
+    intro = ("<p>Regenerated from the committed result rows by <code>tkbench report --all</code>; nothing is re-run. "
+             "Red cells: runs that failed, timed out, crashed or are missing; amber: final fits that stopped "
+             "before their solver's tolerance.</p>")
     html_path.write_text("<!doctype html><html><head><meta charset='utf-8'><title>Reproducing the papers</title>"
-                         f"<style>{style}</style></head><body><h1>Reproducing the papers</h1>\n"
+                         f"<style>{HTML_STYLE}a.anchor{{color:#bbb;text-decoration:none;font-size:0.7em}}</style>"
+                         "</head><body><h1>Reproducing the papers</h1>\n" + intro + contents + "\n"
                          + "\n".join(html) + "\n</body></html>\n", encoding="utf-8")
     return [md_path, html_path, *written]

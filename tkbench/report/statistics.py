@@ -150,20 +150,20 @@ def cd_diagram(names: list[str], ranks, cd: float, path, title: str = "") -> Non
     r = np.asarray(ranks, dtype=float)[order]
     labels = [names[i] for i in order]
     k = len(r)
-    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.28 * k))
+    fig, ax = plt.subplots(figsize=(9.0, 1.6 + 0.32 * k))
     lo, hi = 1, max(k, int(math.ceil(r.max())))
     ax.set_xlim(lo - 0.3, hi + 0.3)
     ax.set_ylim(-(k + 2), 2.2)
     ax.hlines(0, lo, hi, color="black")
     for x in range(lo, hi + 1):
         ax.vlines(x, 0, 0.2, color="black")
-        ax.text(x, 0.35, str(x), ha="center", va="bottom", fontsize=8)
+        ax.text(x, 0.35, str(x), ha="center", va="bottom", fontsize=9)
     for i, (x, name) in enumerate(zip(r, labels, strict=True)):
         y = -(i + 1)
         left = i < (k + 1) // 2
         end = lo - 0.2 if left else hi + 0.2
         ax.plot([x, x, end], [0, y, y], color="black", linewidth=0.8)
-        ax.text(end, y, f"{name} ({x:.2f})", ha="right" if left else "left", va="center", fontsize=8)
+        ax.text(end, y, f"{name} ({x:.2f})", ha="right" if left else "left", va="center", fontsize=10)
     groups: list[tuple[int, int]] = []
     for i in range(k):  # maximal runs of consecutive methods within CD
         j = i
@@ -174,11 +174,16 @@ def cd_diagram(names: list[str], ranks, cd: float, path, title: str = "") -> Non
     for g, (i, j) in enumerate(groups):
         y = -0.4 - 0.25 * g
         ax.hlines(y, r[i] - 0.03, r[j] + 0.03, color="black", linewidth=3)
-    ax.hlines(1.4, lo, lo + cd, color="black", linewidth=1.5)
-    ax.text(lo + cd / 2, 1.55, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
+    shown = min(cd, hi - lo)  # a CD longer than the rank axis: drawn to the axis's end and said in its label
+    ax.hlines(1.4, lo, lo + shown, color="black", linewidth=1.5)
+    ax.vlines([lo, lo + shown], 1.3, 1.5, color="black", linewidth=1.5)
+    label = f"CD = {cd:.2f}" + (" (longer than the rank axis: no difference can be significant)" if cd > hi - lo
+                                else "")
+    ax.text(lo + shown / 2 if cd <= hi - lo else lo, 1.6, label, ha="center" if cd <= hi - lo else "left",
+            va="bottom", fontsize=9)
     ax.axis("off")
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    fig.savefig(path, dpi=150, bbox_inches="tight")  # names beside the axis are not cut off
     plt.close(fig)

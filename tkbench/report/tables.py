@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -24,6 +25,7 @@ LOWER_IS_BETTER = ("mse", "ls_error")
 class Cell:
     text: str
     bold: bool = False
+    flag: str = ""  # "bad" (runs failed, timed out, crashed or missing) or "warn" (fits short of their tolerance)
 
 
 @dataclass
@@ -144,8 +146,10 @@ def metric_tables(summary: pd.DataFrame, reference: Reference | None, ref_names:
                     if line["fit_mean"] < paper.time[0]:
                         faster += 1
                         faster_matching += row[5].text in ("within 1 std", "better")
-            row += [Cell(fmt_time(line["cv_mean"])), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}"),
-                    Cell(_status(line))]
+            status = _status(line)
+            row += [Cell(fmt_time(line["cv_mean"])), Cell(f"{int(line['n_ok'])}/{int(line['planned'])}",
+                                                          flag="bad" if status != "-" else ""),
+                    Cell(status, flag="bad" if status != "-" else "")]
             rows.append(row)
         if previous is not None:
             rows += _not_run_rows(previous, not_run, reference, ref_names, metric, as_error, digits[metric])
@@ -302,16 +306,44 @@ def render_tex(table: TableModel) -> str:
     return "\n".join(lines) + "\n"
 
 
+_NUMERIC = re.compile(r"^[-+−]?(\d|\.\d)|^\*\*\d|^-$|^\d+\s*/\s*\d+$")
+
+
+def _html_class(cell: Cell) -> str:
+    """Numbers right-aligned, text left-aligned; failed / non-converged cells marked."""
+    classes = ["num" if _NUMERIC.match(cell.text.strip()) else "text"]
+    if cell.flag:
+        classes.append(cell.flag)
+    return " ".join(classes)
+
+
+def anchor(title: str) -> str:
+    """An HTML id for a heading: lower case, words joined by hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:80] or "section"
+
+
 def render_html(table: TableModel) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     body = []
     for row in table.rows:
-        cells = "".join(f"<td><b>{html.escape(c.text)}</b></td>" if c.bold else f"<td>{html.escape(c.text)}</td>"
-                        for c in row)
+        cells = "".join(f'<td class="{_html_class(c)}">' + (f"<b>{html.escape(c.text)}</b>" if c.bold
+                                                             else html.escape(c.text)) + "</td>" for c in row)
         body.append(f"<tr>{cells}</tr>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in table.notes)
-    return (f"<h3>{html.escape(table.title)}</h3>\n<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
-            + "\n".join(body) + "\n</tbody>\n</table>\n" + (f"<ul>{notes}</ul>\n" if notes else ""))
+    return (f'<h3 id="{anchor(table.title)}">{html.escape(table.title)}</h3>\n<table>\n<thead><tr>{head}</tr></thead>'
+            "\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>\n" + (f"<ul>{notes}</ul>\n" if notes else ""))
+
+
+# one style for every HTML report: numbers right, text left, failed runs red, fits short of tolerance amber
+HTML_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;line-height:1.4;"
+              "color:#222}table{border-collapse:collapse;margin:0.5em 0 0.3em;font-size:0.92em}"
+              "th{background:#f0f2f5;position:sticky;top:0}td,th{border:1px solid #d0d4da;padding:3px 8px}"
+              "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.text{text-align:left}"
+              "td.bad{background:#fde2e1}td.warn{background:#fff3cd}tbody tr:hover{background:#f7f9fc}"
+              "ul{font-size:0.88em;color:#444}figure{margin:1em 0}figure img{max-width:100%;height:auto;"
+              "border:1px solid #e3e6ea}figcaption{font-size:0.9em;color:#444}nav.toc{background:#f7f9fc;"
+              "border:1px solid #e3e6ea;padding:0.5em 1.5em;margin:1em 0}nav.toc li{margin:0.15em 0}"
+              "h2{border-bottom:2px solid #d0d4da;padding-bottom:0.2em;margin-top:2em}")
 
 
 RENDERERS = {"md": render_md, "tex": render_tex, "html": render_html}

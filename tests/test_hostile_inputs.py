@@ -326,6 +326,17 @@ def test_simplemkl_refuses_kernel_parameters_that_make_nan(params, expected):
         SimpleMKLRegressor(**params).fit(X, y)
 
 
+def test_simplemkl_refuses_inputs_that_overflow_its_polynomial_kernels():
+    import numpy as np
+
+    from tkbench import SimpleMKLClassifier
+
+    X, y = _data()
+    X[::2, 0], X[1::2, 0] = 1e300, -1e300
+    with pytest.raises(ValueError, match="overflow the library's polynomial kernels"):
+        SimpleMKLClassifier().fit(X, np.sign(y) > 0)
+
+
 def test_nkrr_refuses_inputs_that_overflow_instead_of_predicting_nan():
     import warnings
 
@@ -356,3 +367,23 @@ def test_tk_warns_when_it_stops_at_max_iter():
     with pytest.warns(ConvergenceWarning, match=r"max_iter=2\).*Raise max_iter or loosen tol"):
         model = TKClassifier(max_iter=2, tol=1e-12).fit(X[:120], y[:120])
     assert not model.converged_.all()
+
+
+def test_a_forced_rerun_that_fails_never_replaces_an_ok_row(tmp_path):
+    """Issue 48: `--force` replaced ok rows with failed ones. The same runs (same keys) fail on the re-run here."""
+    import json
+
+    from tkbench.bench.store import ResultStore
+
+    flag = tmp_path / "fail-now"
+    path, out = _tiny_run(tmp_path, methods=[{"name": "m", "family": "debug_fail",
+                                              "params": {"mode": "fail_if_exists", "heartbeat": str(flag)}}])
+    before = {r["key"]: r for r in ResultStore(out).rows()}
+    assert len(before) == 2 and all(r["status"] == "ok" for r in before.values())
+    flag.write_text("")
+    code, text = _invoke("run", str(path), "--out", str(out), "--no-progress", "--force")
+    assert code == 0 and "the ok row is kept" in " ".join(text.split()), text  # every planned run is ok
+    assert {r["key"]: r for r in ResultStore(out).rows()} == before  # the ok rows are untouched
+    reruns = sorted((out / "failed_reruns").glob("*.json"))
+    assert sorted(p.stem for p in reruns) == sorted(before)
+    assert all(json.loads(p.read_text())["status"] == "failed" for p in reruns)

@@ -163,6 +163,19 @@ def run_experiment(
                       console=console, progress=progress)
 
 
+def _keep_ok_row(store: ResultStore, row: dict[str, Any]) -> Path | None:
+    """Where a not-ok row goes when the folder already holds an ok row of its run (a ``--force`` re-run that
+    failed): beside it under ``failed_reruns/``, never over it (no ok row is lost). None: write it as usual."""
+    if row.get("status") == "ok":
+        return None
+    old = store.read_row(row["key"])
+    if old is None or old.get("status") != "ok":
+        return None
+    path = store.root / "failed_reruns" / f"{row['key']}.json"
+    write_json_atomic(path, row)
+    return path
+
+
 def _after_broken_pool(exc: Exception, remaining: list[RunSpec], dispatched: list[RunSpec], returned: set[str],
                        strikes: Counter, context: dict[str, Any], out: Path, record, console: Console) -> list[RunSpec]:
     """A loky worker died and took the pool with it (joblib then stops the whole batch). The run whose supervisor
@@ -269,7 +282,13 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
                 row = summary.pop("row", None)
                 if row is not None:
                     try:
-                        store.write_row(row)
+                        kept = _keep_ok_row(store, row)
+                        if kept is not None:  # a --force re-run that failed never replaces an ok row
+                            console.print(f"{summary['cell']} split {summary['split']}: the re-run is "
+                                          f"{row.get('status')}; the ok row is kept, the attempt is in "
+                                          f"{display_path(kept)}", markup=False, highlight=False)
+                        else:
+                            store.write_row(row)
                     except OSError as exc:  # full disk, folder made read-only: stop, keep what is written
                         raise unwritable(out, exc) from None
                 outcome.executed += 1

@@ -9,6 +9,8 @@
   appends a line to that file every 0.2 s while it sleeps, so that a test can see whether the run still lives;
 - ``spawn``: starts a process in a new session (``setsid``; it sleeps ``seconds``), writes its pid to ``heartbeat``
   and returns: a method that leaves a process behind (the run must not let it outlive it);
+- ``fail_if_exists``: raises RuntimeError in ``fit`` when the file ``heartbeat`` exists, else succeeds (the same
+  run, same key, that fails on a re-run);
 - ``interrupt``: raises KeyboardInterrupt in ``fit`` (recorded as ``failed`` with that reason, no traceback on
   the terminal).
 """
@@ -56,7 +58,10 @@ class _DebugBase(BaseEstimator):
                     fh.write(f"{proc.pid}\n")
         if self.mode == "interrupt":
             raise KeyboardInterrupt
-        if self.mode not in ("ok", "raise", "abort", "sigkill", "sleep", "spawn", "interrupt"):
+        if self.mode == "fail_if_exists" and self.heartbeat and os.path.exists(self.heartbeat):
+            raise RuntimeError(f"debug_fail: {self.heartbeat} exists")
+        if self.mode not in ("ok", "raise", "abort", "sigkill", "sleep", "spawn", "interrupt",
+                             "fail_if_exists"):
             raise ValueError(f"unknown debug mode {self.mode!r}")
 
 

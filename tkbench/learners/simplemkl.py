@@ -53,6 +53,12 @@ class _MKLBase(BaseEstimator):
             raise ValueError(f"degrees = {self.degrees!r}: expected whole polynomial degrees >= 1")
         if self.tk_bases and not (np.isfinite(float(self.tk_delta)) and float(self.tk_delta) > 0):
             raise ValueError(f"tk_delta = {self.tk_delta!r}: expected a positive, finite number")
+        top = float(np.max(np.abs(X))) if X.size else 0.0
+        with np.errstate(over="ignore"):
+            worst = (top * top * X.shape[1] + 1.0) ** max(degrees or [1])
+        if self.standard and not np.isfinite(worst):  # the polynomial kernels (1 + x.y)^d would be inf, then NaN
+            raise ValueError(f"inputs of magnitude up to {top:.3g} overflow the library's polynomial kernels of "
+                             f"degree up to {max(degrees or [1])}: rescale them first (StandardScaler, MinMaxScaler)")
         kernels = standard_library(X.shape[1], tuple(self.widths), tuple(self.degrees)) if self.standard else []
         if not self.per_feature:
             kernels = [k for k in kernels if k.feature is None]

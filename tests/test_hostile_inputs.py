@@ -39,6 +39,8 @@ def _one(**kw):
     (_one(datasets=[{"name": "waveform", "options": {"n_samples": 10**13}}]),
      "option n_samples: 10000000000000: expected an integer from 4 to 10000000"),
     (_one(datasets=[{"name": "spiral", "options": {"noise": float("inf")}}]), "option noise: inf: expected a finite"),
+    (_one(datasets=[{"name": "twonorm", "options": {"n_samples": 10_000_000, "n_features": 10_000}}]),
+     "n_samples x features = 10000000 x 10000: expected at most"),
     (_one(methods=[{"name": "p", "estimator": "sklearn.pipeline.Pipeline"}]),
      "can be built without arguments, its settings coming from params and grid (Pipeline() failed"),
     (_one(methods=[{"name": "p", "estimator": ".foo.Bar"}]), "an absolute dotted import path"),
@@ -387,3 +389,14 @@ def test_a_forced_rerun_that_fails_never_replaces_an_ok_row(tmp_path):
     reruns = sorted((out / "failed_reruns").glob("*.json"))
     assert sorted(p.stem for p in reruns) == sorted(before)
     assert all(json.loads(p.read_text())["status"] == "failed" for p in reruns)
+
+
+def test_report_and_baseline_outputs_that_cannot_be_written_exit_2(tmp_path):
+    _, out = _tiny_run(tmp_path)
+    (tmp_path / "afile").write_text("")
+    code, text = _invoke("report", str(out), "--out", str(tmp_path / "afile"))
+    assert code == 2 and "cannot write the report there: a file, not a folder" in " ".join(text.split()), text
+    code, text = _invoke("baseline", str(out), "-o", str(tmp_path / ("b" * 300 + ".json")))
+    assert code == 2 and "File name too long" in " ".join(text.split()) and "Traceback" not in text, text
+    code, text = _invoke("baseline", str(out), "-o", str(tmp_path / "afile" / "b.json"))
+    assert code == 2 and "a part of the path is a file" in " ".join(text.split()) or "a file, not a folder" in text

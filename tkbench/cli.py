@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from tkbench.errors import TkbenchError
+from tkbench.errors import InputError, TkbenchError
 from tkbench.terminal import keep_whole, make_console
 
 # Help as click prints it (typer's rich help showed `<bool>` beside every flag and wrapped pipes at 80 columns);
@@ -140,9 +140,14 @@ def report(
         err.print(f"[red]error:[/] --format {bad[0]!r}: expected md, tex or html")
         raise typer.Exit(2)
     try:
+        from tkbench.bench.store import check_folder_path
+
+        check_folder_path(out_dir if out_dir is not None else Path(results) / "report", "the report")
         written = build_report(results, formats=fmts, out_dir=out_dir)
     except TkbenchError as exc:
         _fail(exc)
+    except OSError as exc:  # a full disk, a read-only folder
+        _fail(InputError(f"{exc.filename or out_dir}: cannot write the report there ({exc.strerror or exc})"))
     for path in written:
         out.print(str(path))
 

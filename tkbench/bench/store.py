@@ -126,6 +126,18 @@ def check_folder_path(path: Path, what: str = "results") -> None:
             break
 
 
+def check_file_path(path: Path, what: str) -> None:
+    """InputError (exit 2) naming ``path`` when no file can be written there: its folder cannot be one (see
+    :func:`check_folder_path`), its name is too long, or a folder stands in its place."""
+    path = Path(path)
+    check_folder_path(path.parent, what)
+    if len(path.name.encode()) > 255:
+        raise InputError(f"{str(path)[:200]}…: cannot write {what} there (File name too long: a name of "
+                         f"{len(path.name.encode())} bytes)")
+    if path.is_dir():
+        raise InputError(f"{path}: cannot write {what} there: a folder, not a file")
+
+
 class ResultStore:
     def __init__(self, root: str | Path):
         self.root = Path(root)

@@ -24,6 +24,7 @@ from tkbench.errors import DatasetError
 
 GENERATOR_VERSION = 1
 # the range of each option: n_samples up to 10 million rows (20 features: 1.6 GB), enough for any table here
+MAX_CELLS = 200_000_000  # values in one generated X (1.5 GiB), well within the 24 GiB machine with copies
 LIMITS = {"n_samples": (4, 10_000_000), "seed": (0, 2**63 - 1), "noise": (0.0, 1e6), "turns": (0.01, 1e3),
           "n_features": (1, 10_000)}
 
@@ -119,6 +120,10 @@ def resolve(name: str, options: dict[str, Any]) -> dict[str, Any]:
             kind = "an integer" if integral else "a finite number"
             raise DatasetError(f"synthetic dataset {name!r}: option {key}: {value!r}: expected {kind} from {low} "
                                f"to {high}")
+    width = params.get("n_features", {"spiral": 2, "circle": 2, "waveform": 21}.get(name, 1))
+    if params["n_samples"] * width > MAX_CELLS:  # what the generator would allocate, in float64 values
+        raise DatasetError(f"synthetic dataset {name!r}: n_samples x features = {params['n_samples']} x {width}: "
+                           f"expected at most {MAX_CELLS:.0e} values ({MAX_CELLS * 8 / 2**30:.1f} GiB of float64)")
     return params
 
 

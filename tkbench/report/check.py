@@ -26,6 +26,9 @@ FORMAT = 1
 
 def write_baseline(results_dir: str | Path, output: str | Path, *, accuracy_tol: float = 1.0,
                    mse_rtol: float = 0.05) -> Path:
+    from tkbench.bench.store import check_file_path
+
+    check_file_path(Path(output), "the baseline")
     res = load_results(results_dir)
     summary = summarize(res)
     entries = []
@@ -45,8 +48,11 @@ def write_baseline(results_dir: str | Path, output: str | Path, *, accuracy_tol:
             "note": "tolerances: abs = allowed drop in accuracy points; rel = allowed relative rise of MSE",
             "entries": entries}
     path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the baseline there ({exc.strerror or exc})") from None
     return path
 
 

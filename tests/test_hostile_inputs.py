@@ -301,19 +301,19 @@ def test_hgk_refuses_grids_that_fit_a_wrong_model(params, expected):
         HGKRegressor(L=1, M=1, N1=1, N2=1, N3=1, **params).fit(X, y)
 
 
-def test_hgk_regressor_refuses_targets_it_would_clip():
+def test_hgk_regressor_scales_targets_it_would_otherwise_clip():
+    """Issue 48: HGKRegressor clipped predictions to [-1, 1] silently (R^2 -0.018 on unscaled targets)."""
     import numpy as np
-    from sklearn.compose import TransformedTargetRegressor
-    from sklearn.preprocessing import MinMaxScaler
 
     from tkbench import HGKRegressor
 
     X, y = _data()
-    with pytest.raises(ValueError, match=r"expects targets in \[-1, 1\].*TransformedTargetRegressor"):
-        HGKRegressor(L=1, M=1, N1=1, N2=1, N3=1).fit(X, 10 * y + 5)
-    model = TransformedTargetRegressor(HGKRegressor(L=1, M=2, N1=2, N2=2, N3=1, random_state=0),
-                                       transformer=MinMaxScaler((-1, 1))).fit(X, 10 * y + 5)
-    assert np.corrcoef(model.predict(X), y)[0, 1] > 0.9  # the documented way works on unscaled targets
+    small = dict(L=1, M=2, N1=2, N2=2, N3=1, random_state=0)
+    scaled = HGKRegressor(**small).fit(X, y)  # targets in [-1, 1]: used as they are
+    assert (scaled.target_offset_, scaled.target_scale_) == (0.0, 1.0)
+    wide = HGKRegressor(**small).fit(X, 10 * y + 5)  # targets in [0.2, 9.8]: mapped onto [-1, 1] and back
+    assert wide.target_scale_ > 1 and wide.score(X, 10 * y + 5) > 0.8
+    assert np.isclose(wide.predict(X).max(), (10 * y + 5).max(), atol=2.0) and np.all(wide.predict(X) > 0)
 
 
 @pytest.mark.parametrize("params, expected", [

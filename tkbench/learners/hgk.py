@@ -5,9 +5,10 @@ parameter) by Algorithm 1 (:mod:`tkbench.solvers.annealing`) and then, as in sec
 SVM (``loss="hinge"``: the hinge SVM without offset) with the chosen weights on the whole training part; decision
 values are clipped to [-1, 1].
 
-- ``HGKRegressor``: targets are expected in [-1, 1] (the paper scales labels so; in a config the family's
-  target scaler ``minmax_pm1`` does it on the training targets, in Python the caller); predictions are clipped
-  to [-1, 1].
+- ``HGKRegressor``: the paper scales labels to [-1, 1] and predictions are clipped to [-1, 1]. Targets in that range
+  are used as they are (in a config the family's target scaler ``minmax_pm1`` puts them there); other targets are
+  mapped onto it by the training targets' min and max and predictions mapped back (``target_offset_``,
+  ``target_scale_``): the clip is then to the training targets' range.
 - ``HGKClassifier``: labels -> +-1; more than two classes: one-vs-all, the class of the largest clipped decision
   value. ``multiclass="shared"`` (default) learns *one* kernel for the k one-vs-all problems: Algorithm 1 runs once,
   its risks the mean over points and the k problems, the SVM solves all k right-hand sides with one factorisation.
@@ -302,17 +303,19 @@ class HGKRegressor(RegressorMixin, _HGKBase):
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, float)
-        if y.min() < -1.0 - 1e-9 or y.max() > 1.0 + 1e-9:  # predictions are clipped to [-1, 1] (section 5)
-            raise ValueError(
-                f"HGKRegressor expects targets in [-1, 1] (paper 002 scales every label so, and predictions are "
-                f"clipped to that range); these span [{y.min():.4g}, {y.max():.4g}]. Scale them first, e.g. "
-                "TransformedTargetRegressor(HGKRegressor(), transformer=MinMaxScaler((-1, 1))) in Python, or "
-                "target_scaler: minmax_pm1 in a config (the family's default)")
-        self._fit_targets(X, [y])
+        # Section 5 scales every label to [-1, 1], and predictions are clipped to that range. Targets already in
+        # it are used as they are (a config's target scaler minmax_pm1 puts them there); others are mapped onto it
+        # by the training targets' min and max, and predictions mapped back, instead of being clipped wrongly
+        # (R^2 -0.02 on unscaled targets before 2026-11-28, issue 48).
+        lo, hi = float(y.min()), float(y.max())
+        inside = lo >= -1.0 - 1e-12 and hi <= 1.0 + 1e-12
+        span = hi - lo
+        self.target_offset_, self.target_scale_ = (0.0, 1.0) if inside or span == 0 else ((hi + lo) / 2, span / 2)
+        self._fit_targets(X, [(y - self.target_offset_) / self.target_scale_])
         return self
 
     def predict(self, X):
-        return self._scores(X)[:, 0]
+        return self._scores(X)[:, 0] * self.target_scale_ + self.target_offset_
 
 
 class HGKClassifier(SignedTargetsMixin, ClassifierMixin, _HGKBase):

@@ -37,13 +37,18 @@ def _session(sid: int) -> list[int]:
     return alive
 
 
-def _sleepers(write_config, seconds: int, splits: int = 2, heartbeat: Path | None = None):
+def _debug_runs(write_config, splits: int, name: str = "slow", **params):
+    """A config of ``splits`` runs on liver of the test-only ``debug_fail`` method with ``params``."""
     cfg = tiny_config()
     cfg["datasets"] = ["liver"]
     cfg["protocol"].update(splits=splits, timeout=600)
-    params = {"mode": "sleep", "seconds": seconds, **({"heartbeat": str(heartbeat)} if heartbeat else {})}
-    cfg["methods"] = [{"name": "slow", "family": "debug_fail", "params": params}]
+    cfg["methods"] = [{"name": name, "family": "debug_fail", "params": params}]
     return write_config(cfg)
+
+
+def _sleepers(write_config, seconds: int, splits: int = 2, heartbeat: Path | None = None):
+    return _debug_runs(write_config, splits, mode="sleep", seconds=seconds,
+                       **({"heartbeat": str(heartbeat)} if heartbeat else {}))
 
 
 def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_path):
@@ -202,12 +207,7 @@ def test_a_killed_worker_records_its_run_as_crashed_and_the_sweep_goes_on(write_
     """Issue 48: kill -9 of one loky worker used to end the sweep with TerminatedWorkerError (no summary, no row)
     and leave the killed worker's run computing as an orphan."""
     heartbeat = tmp_path / "hb.txt"
-    cfg = tiny_config()
-    cfg["datasets"] = ["liver"]
-    cfg["protocol"].update(splits=3, timeout=600)
-    cfg["methods"] = [{"name": "slow", "family": "debug_fail",
-                       "params": {"mode": "sleep", "seconds": 6, "heartbeat": str(heartbeat)}}]
-    path = write_config(cfg)
+    path = _sleepers(write_config, seconds=6, splits=3, heartbeat=heartbeat)
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out", str(out),
                              "--no-progress"], start_new_session=True, stdout=subprocess.PIPE,
@@ -233,12 +233,7 @@ def test_a_killed_worker_records_its_run_as_crashed_and_the_sweep_goes_on(write_
 def test_processes_a_method_starts_end_with_its_run(write_config, tmp_path):
     """A fit that starts a process in a new session (out of the run's process group) must not leave it behind."""
     pids = tmp_path / "pids.txt"
-    cfg = tiny_config()
-    cfg["datasets"] = ["liver"]
-    cfg["protocol"].update(splits=2, timeout=600)
-    cfg["methods"] = [{"name": "spawner", "family": "debug_fail",
-                       "params": {"mode": "spawn", "seconds": 300, "heartbeat": str(pids)}}]
-    path = write_config(cfg)
+    path = _debug_runs(write_config, 2, "spawner", mode="spawn", seconds=300, heartbeat=str(pids))
     run = subprocess.run([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out",
                           str(tmp_path / "out"), "--no-progress"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -248,11 +243,7 @@ def test_processes_a_method_starts_end_with_its_run(write_config, tmp_path):
 
 
 def test_a_keyboard_interrupt_inside_a_fit_is_recorded_with_its_reason(write_config, tmp_path):
-    cfg = tiny_config()
-    cfg["datasets"] = ["liver"]
-    cfg["protocol"].update(splits=1)
-    cfg["methods"] = [{"name": "interrupted", "family": "debug_fail", "params": {"mode": "interrupt"}}]
-    path = write_config(cfg)
+    path = _debug_runs(write_config, 1, "interrupted", mode="interrupt")
     run = subprocess.run([sys.executable, "-m", "tkbench", "run", str(path), "--out", str(tmp_path / "out"),
                           "--no-progress"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr

@@ -450,7 +450,8 @@ def check_same_config(exp: Experiment, store: ResultStore) -> None:
     if previous is not None:
         if previous != Path(exp.source).resolve():
             raise InputError(f"{store.root}: holds the rows of {previous}; this run's config is {exp.source}. One "
-                             "folder holds one config's rows: give another --out")
+                             "folder holds one config's rows: give another --out (if the config was only moved or "
+                             f"renamed, delete {store.root / 'meta.json'} and run again)")
         return
     try:
         import yaml

@@ -104,7 +104,7 @@ def test_convergence_experiment_records_traces(write_config, tmp_path):
     exp = load_config(write_config(cfg))
     run_experiment(exp, out_dir=tmp_path, progress=False)
     rows = ResultStore(tmp_path).rows()
-    assert all(len(r["trace"]) == r["diagnostics"]["n_iter"] for r in rows)
+    assert all(len(r["trace"]) == r["diagnostics"]["iterations"] for r in rows)
     assert all(r["trace"][0]["iteration"] == 1 and r["trace"][0]["loss"] > 0 for r in rows)
     written = build_report(tmp_path, formats=["html"])
     assert "convergence_liver.png" in {p.name for p in written}

@@ -196,3 +196,34 @@ def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_
     _, report = select_params(broken, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
     assert report["failed_candidates"] == plain_report["failed_candidates"] + 1
     assert [r["mean"] for r in report["scores"]][2:5] == [r["mean"] for r in plain_report["scores"]][2:5]
+
+
+@pytest.mark.parametrize("family, params", [
+    ("tk", {}), ("simplemkl", {}), ("nkrr", {}), ("sikl", {"T1": 3, "T3": 20}),
+    ("hgk", {"L": 1, "M": 1, "N1": 2, "N2": 2, "N3": 1}), ("svm_rbf", {}), ("random_forest", {"n_estimators": 5}),
+    ("neural_net", {"max_iter": 20}), ("krr_rbf", {}),
+])
+def test_every_family_reports_its_solver_in_one_format(family, params):
+    """Issue 49: one solver report (tkbench.solvers.report) for every family: the same standard fields."""
+    import warnings
+
+    import numpy as np
+
+    from tkbench.learners import get_family, make_estimator
+    from tkbench.learners.compose import fitted_model
+    from tkbench.solvers.report import STANDARD
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1, 0)
+    fam = get_family(family)
+    est = make_estimator(fam, "classification", solver=fam.default_solver, params=params, scaler=fam.scaler,
+                         target_scaler="none", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    d = fam.diagnostics(fitted_model(est))
+    assert list(d)[:len(STANDARD)] == list(STANDARD)
+    assert isinstance(d["solver"], str) and d["solver"] and isinstance(d["stop_rule"], str) and d["stop_rule"]
+    assert d["iterations"] is None or (isinstance(d["iterations"], int) and d["iterations"] >= 0)
+    assert d["converged"] in (None, True, False) and isinstance(d["certificate"], dict)

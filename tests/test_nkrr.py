@@ -226,7 +226,7 @@ def test_classifier_learns_and_reports():
     assert clf.kernel_names_[0] == "constant" and len(clf.mu_) == 4
     assert NKRRClassifier().get_params()["constant"]  # default: an inhomogeneous combination
     d = clf.diagnostics()
-    assert d["mu_norm"] == pytest.approx(2.0, rel=1e-6) and d["n_iter"] == clf.n_iter_
+    assert d["mu_norm"] == pytest.approx(2.0, rel=1e-6) and d["iterations"] == clf.n_iter_
     three = np.digitize(X[:, 0], [0.33, 0.66])  # one-vs-rest: one mu per class
     multi = NKRRClassifier(degree=2, lam=0.1, constant=False).fit(X, three)
     assert multi.mu_.shape == (3, 3) and set(multi.predict(X)) <= {0, 1, 2}
@@ -269,7 +269,7 @@ def test_nkrr_family_runs_from_a_config(write_config, tmp_path):
     outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
     assert outcome.counts == {"ok": 6}
     rows = {(r["dataset"], r["method"]): r for r in ResultStore(tmp_path).rows()}
-    assert rows[("sonar", "nkrr2")]["diagnostics"]["n_iter"] >= 1
+    assert rows[("sonar", "nkrr2")]["diagnostics"]["iterations"] >= 1
     assert set(rows[("sonar", "nkrr2")]["chosen_params"]) == {"lam", "Lambda"}
     assert rows[("airfoil", "nkrr2")]["mse"] < rows[("airfoil", "uniform")]["mse"] * 1.5
 

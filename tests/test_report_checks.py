@@ -45,8 +45,30 @@ def test_convergence_notes_count_early_stops_per_cell():
             + [_row("liver", "tk_fw", {}) for _ in range(28)] + [_row("heart", "simplemkl", {}) for _ in range(3)])
     rows.append({**_row("heart", "tk_fw", {}), "diagnostics": {"converged": False, "sdp_status": "optimal"}})
     assert convergence_notes(_res(rows)) == [
-        "tk_fw on liver: 2 of 30 final fits stopped before the duality-gap tolerance 0.01 (largest relative gap left 13)."
-        " To reach the tolerance: raise max_iter or loosen tol in the method's params; a gap left above 1 usually "
-        "means an ill-conditioned problem (try a normalised kernel or a smaller C)."
+        "tk_fw on liver: 2 of 30 final fits stopped before their stop rule (tol = 0.01) (largest "
+        "relative gap left 13). To meet it: raise max_iter or loosen tol in the method's params; a gap left above 1 "
+        "usually means an ill-conditioned problem (try a normalised kernel or a smaller C)."
     ]  # the SDP's row has its own certificate note (issue 48: the note says what to change)
     assert convergence_notes(_res([])) == [] and grid_edge_notes(_res([])) == []
+
+
+def test_one_solver_report_fills_every_familys_iterations_and_names_its_own_stop_rule():
+    """Issue 49: SIKL's iterations and HGK's steps showed "-" (the report read only TK's n_iter), and every note said
+    "duality-gap tolerance" whatever the family's rule. Rows of every vintage: legacy keys and the solver report."""
+    from tkbench.report.checks import final_fit_table
+    from tkbench.solvers.report import SolverReport
+
+    sikl_rule = "t(i) - t(i-1) < epsilon t(i-1) with epsilon = 0.001, or T1 = 1000 iterations"
+    new_sikl = SolverReport("semi-infinite program, paper 004 Algorithm 1", 7, False, sikl_rule).as_diagnostics()
+    # (the fixture's cell names: heart/simplemkl stands for a SIKL cell, liver/tk_fw for an HGK_cv cell)
+    rows = ([{**_row("heart", "simplemkl", {}), "diagnostics": {"iterations": 5, "converged": True}}
+             for _ in range(2)]
+            + [{**_row("heart", "simplemkl", {}), "diagnostics": new_sikl}]
+            + [{**_row("liver", "tk_fw", {}), "diagnostics": {"rounds": 40, "depth": 2}} for _ in range(2)])
+    table = final_fit_table(_res(rows))
+    cells = {(r[0].text, r[1].text): [c.text for c in r[2:4]] for r in table.rows}
+    assert cells[("heart", "simplemkl")] == ["5.7 ± 1.2 (max 7)", "2/3"]
+    assert cells[("liver", "tk_fw")] == ["40.0 ± 0.0 (max 40)", "n/a (fixed steps)"]
+    (note,) = convergence_notes(_res(rows))
+    assert note.startswith(f"simplemkl on heart: 1 of 3 final fits stopped before their stop rule ({sikl_rule})")
+    assert "duality-gap" not in note

@@ -17,6 +17,7 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.svm import SVC, SVR
 
 from tkbench.learners.registry import Family, register
+from tkbench.solvers.report import SolverReport
 
 
 def _build_forest(task: str, solver: str, params: dict[str, Any], seed: int):
@@ -45,7 +46,10 @@ def _forest_path(model, X: np.ndarray, values: list[int]) -> dict[int, np.ndarra
 
 def _forest_diagnostics(model) -> dict[str, Any]:
     depths = [t.get_depth() for t in model.estimators_]
-    return {"n_trees": len(model.estimators_), "mean_depth": float(np.mean(depths))}
+    return SolverReport("CART trees (scikit-learn)", None, None, "no iterative solver: each tree grown until its "
+                        "leaves are pure or at min_samples_split", extras={"n_trees": len(model.estimators_),
+                                                                           "mean_depth": float(np.mean(depths))}
+                        ).as_diagnostics()
 
 
 def _build_mlp(task: str, solver: str, params: dict[str, Any], seed: int):
@@ -65,10 +69,15 @@ def _build_mlp(task: str, solver: str, params: dict[str, Any], seed: int):
 
 
 def _mlp_diagnostics(model) -> dict[str, Any]:
-    out = {"n_iter": int(model.n_iter_), "final_loss": float(model.loss_)}
+    extras = {"final_loss": float(model.loss_)}
     if getattr(model, "best_validation_score_", None) is not None:
-        out["best_validation_score"] = float(model.best_validation_score_)
-    return out
+        extras["best_validation_score"] = float(model.best_validation_score_)
+    early = bool(getattr(model, "early_stopping", False))
+    rule = (f"no improvement of the validation score by tol = {model.tol:g} for n_iter_no_change = "
+            f"{model.n_iter_no_change} epochs" if early else
+            f"no improvement of the training loss by tol = {model.tol:g} for {model.n_iter_no_change} epochs")
+    return SolverReport(f"{model.solver} (scikit-learn MLP)", int(model.n_iter_), int(model.n_iter_) < model.max_iter,
+                        f"{rule}, or max_iter = {model.max_iter}", extras=extras).as_diagnostics()
 
 
 def _mlp_trace(model) -> list[dict[str, Any]]:
@@ -84,12 +93,13 @@ def _build_svm(task: str, solver: str, params: dict[str, Any], seed: int):
 
 
 def _svm_diagnostics(model) -> dict[str, Any]:
-    out = {"n_support": int(np.sum(model.n_support_)) if hasattr(model, "n_support_") else len(model.support_)}
     n_iter = getattr(model, "n_iter_", None)
-    if n_iter is not None:
-        out["n_iter"] = int(np.sum(n_iter))
-    out["fit_status"] = int(model.fit_status_)
-    return out
+    return SolverReport("LIBSVM SMO (scikit-learn SVC / SVR)", None if n_iter is None else int(np.sum(n_iter)),
+                        int(model.fit_status_) == 0,
+                        f"LIBSVM's KKT tolerance tol = {model.tol:g}, or its iteration cap (max_iter = "
+                        f"{model.max_iter})",
+                        extras={"n_support": int(np.sum(model.n_support_)) if hasattr(model, "n_support_")
+                                else len(model.support_), "fit_status": int(model.fit_status_)}).as_diagnostics()
 
 
 register(Family(

@@ -76,6 +76,7 @@ from tkbench.solvers.annealing import (
     svm_coefficients,
 )
 from tkbench.solvers.checkpoint import Checkpoint, fingerprint
+from tkbench.solvers.report import SolverReport
 
 
 class _HGKBase(BaseEstimator):
@@ -245,16 +246,24 @@ class _HGKBase(BaseEstimator):
         return np.clip(out, -1.0, 1.0)
 
     def diagnostics(self) -> dict:
-        return {"depth": int(self.depth_), "n_weights": int(self.weights_.shape[1]),
-                "lambda": [float(v) for v in self.lambda_], "lambda_grid": list(self.lambda_grid_),
-                "step3": [[[e["lambda"], e["gamma"]] for e in h if "lambda" in e] for h in self.history_],
-                "d3_risk": [float(v) for v in self.d3_risk_],
-                "rounds": int(sum(len(h) for h in self.history_)),
-                "descent_steps": int(sum(e.get("steps", 0) for h in self.history_ for e in h if e["step"] == "descent")),
-                "descent_evaluations": int(sum(e.get("evaluations", 0) for h in self.history_ for e in h)),
-                "line_search": self.line_search, "grid_search": self.grid_search,
-                "architecture": self.architecture_spec_, "selected": self.selected_,
-                "selection": list(self.selection_)}
+        """The one solver report (:mod:`tkbench.solvers.report`): Algorithm 1 runs a fixed number of steps, so there
+        is no convergence test to meet (``converged`` None); its iterations are the recorded steps of the kept
+        run (annealing rounds, descent records and step 3's grid searches)."""
+        return SolverReport(
+            "annealing and gradient descent, paper 002 Algorithm 1", int(sum(len(h) for h in self.history_)), None,
+            f"a fixed count: M = {self.M} outer iterations of L = {self.L} annealing rounds (N1 = {self.N1}, "
+            f"N2 = {self.N2} steps) and N3 = {self.N3} descent steps; no convergence test",
+            {"d3_risk": float(np.mean(self.d3_risk_))},
+            extras={"depth": int(self.depth_), "n_weights": int(self.weights_.shape[1]),
+                    "lambda": [float(v) for v in self.lambda_], "lambda_grid": list(self.lambda_grid_),
+                    "step3": [[[e["lambda"], e["gamma"]] for e in h if "lambda" in e] for h in self.history_],
+                    "d3_risk": [float(v) for v in self.d3_risk_],
+                    "descent_steps": int(sum(e.get("steps", 0) for h in self.history_ for e in h
+                                             if e["step"] == "descent")),
+                    "descent_evaluations": int(sum(e.get("evaluations", 0) for h in self.history_ for e in h)),
+                    "line_search": self.line_search, "grid_search": self.grid_search,
+                    "architecture": self.architecture_spec_, "selected": self.selected_,
+                    "selection": list(self.selection_)}).as_diagnostics()
 
 
 def _check_lambda_grids(grids) -> list[tuple[float, ...]]:
@@ -338,6 +347,7 @@ def _build(task: str, solver: str, params: dict, seed: int):
 
 register(Family(
     name="hgk",
+    stop_rule="a fixed count of Algorithm 1 steps (paper 002); no convergence test",
     least_squares=True,
     description="least-squares SVM with a hierarchical Gaussian kernel, weights by annealing and gradient descent "
                 "(paper 002, Algorithm 1)",

@@ -38,6 +38,7 @@ from tkbench.kernels.library import DEFAULT_DEGREES, DEFAULT_WIDTHS
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.projected_gradient import NORMS, NKRRObjective, fixed_combination, projected_gradient
+from tkbench.solvers.report import SolverReport
 
 SOLVERS = ("pgd", "fixed")
 
@@ -149,11 +150,17 @@ class _NKRRBase(BaseEstimator):
     def diagnostics(self) -> dict:
         mu = np.atleast_2d(self.mu_)[0]
         top = np.argsort(mu)[::-1][:3]
-        return {"n_iter": self.n_iter_, "converged": self.converged_, "stationarity": self.stationarity_,
-                "objective": float(self.objective_[0]), "n_evals": self.n_evals_, "p": len(mu),
-                "n_active": int(np.count_nonzero(mu > 1e-12)),
-                "mu_norm": float(np.linalg.norm(mu - self.mu0_, ord=int(self.norm))),
-                "top_kernels": {self.kernel_names_[k]: float(mu[k]) for k in top}}
+        fixed = self.solver == "fixed"
+        return SolverReport(
+            "fixed combination (no kernel learning)" if fixed else "projected gradient, paper 001 Algorithm 1 on Eq. (10)",
+            self.n_iter_, None if fixed else self.converged_,
+            "none: the combination is fixed" if fixed else
+            f"||mu' - mu|| < tol * Lambda = {self.tol:g} * {self.Lambda:g}, or max_iter = {self.max_iter}",
+            {} if fixed or not np.isfinite(self.stationarity_) else {"stationarity": self.stationarity_},
+            extras={"objective": float(self.objective_[0]), "n_evals": self.n_evals_, "p": len(mu),
+                    "n_active": int(np.count_nonzero(mu > 1e-12)),
+                    "mu_norm": float(np.linalg.norm(mu - self.mu0_, ord=int(self.norm))),
+                    "top_kernels": {self.kernel_names_[k]: float(mu[k]) for k in top}}).as_diagnostics()
 
 
 _PARAMS_DOC = """
@@ -227,6 +234,7 @@ def _build_krr(task: str, solver: str, params: dict, seed: int):
 
 register(Family(
     name="nkrr",
+    stop_rule="||mu' - mu|| < tol * Lambda, or max_iter (projected gradient, paper 001)",
     least_squares=True,
     description="kernel ridge regression with a learned polynomial combination of base kernels (paper 001)",
     build=_build,
@@ -250,6 +258,8 @@ register(Family(
     scaler="standard",
     target_scaler="standard",
     reference="Saunders et al. 1998; the single-kernel reference of paper 001's experiments",
+    diagnostics=lambda model: SolverReport("Cholesky factorisation (closed form)", None, None,
+                                           "none: one linear solve, no iterations").as_diagnostics(),
 ))
 
 __all__ = ["KRRClassifier", "NKRRClassifier", "NKRRRegressor"]

@@ -64,6 +64,7 @@ class Family:
     landscape: Callable[..., dict[str, Any]] | None = None
     least_squares: bool = False
     scales_inside: str = ""  # how the estimator itself scales its inputs, if it does (shown by `tkbench methods`)
+    stop_rule: str = ""  # its solver's stop rule in words: the report's notes name it for rows that do not
 
     @property
     def default_solver(self) -> str:

@@ -39,6 +39,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tkbench.kernels.cosine import cosine_kernel, gaussian_kernel
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
+from tkbench.solvers.report import SolverReport
 from tkbench.solvers.sip import (
     QCQP_SOLVERS,
     SEARCHES,
@@ -176,16 +177,17 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "models_")
         model = self.models_[0]
         trace = model.result.trace
-        return {
-            "iterations": self.n_iter_, "converged": bool(self.converged_), "m": int(len(self.mu_)),
+        return SolverReport(
+            "semi-infinite program, paper 004 Algorithm 1", self.n_iter_, bool(self.converged_),
+            f"t(i) - t(i-1) < epsilon t(i-1) with epsilon = {self.epsilon:g}, or T1 = {self.T1} iterations",
+            extras={"m": int(len(self.mu_)),
             "m_gauss": int(len(self.nu_)), "nsv": int((self.alpha_ > 1e-9 * self.alpha_.max()).sum()),
             "tau": float(self.tau_), "t": float(self.t_), "beta": float(self.beta), "eta": float(self.eta_),
             "search_seconds": float(sum(r["search_seconds"] for r in trace)),
             "qcqp_seconds": float(sum(r["qcqp_seconds"] for r in trace)),
             "qcqp_bundle_solves": int(sum(r.get("qcqp_solver") == "bundle" for r in trace)),
             "qcqp_inaccurate": int(sum(r.get("qcqp_status") == "optimal_inaccurate" for r in trace)),
-            "local_seconds": float(sum(r["local_seconds"] for r in trace)),
-        }
+            "local_seconds": float(sum(r["local_seconds"] for r in trace))}).as_diagnostics()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -229,6 +231,7 @@ def _trace(model) -> list[dict]:
 
 register(Family(
     name="sikl",
+    stop_rule="t(i) - t(i-1) < epsilon t(i-1), or T1 iterations (paper 004 Algorithm 1)",
     description="SVM with a translation-invariant kernel learned as a cosine (and Gaussian) mixture by "
                 "semi-infinite programming (paper 004)",
     build=_build,

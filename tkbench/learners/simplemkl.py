@@ -26,6 +26,7 @@ from tkbench.kernels.warmup import warmup
 from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.reduced_gradient import simple_mkl
+from tkbench.solvers.report import SolverReport
 
 
 class _MKLBase(BaseEstimator):
@@ -107,11 +108,14 @@ class _MKLBase(BaseEstimator):
     def diagnostics(self) -> dict:
         last = self.gap_history_[0][-1]
         top = np.argsort(self.weights_[0])[::-1][:3]
-        return {"n_iter": self.n_iter_, "converged": bool(self.converged_.all()),
-                "relative_gap": float(last["relative_gap"]), "n_svm_solves": self.n_svm_solves_,
-                "n_svm_capped": self.n_svm_capped_, "n_svm_iterations": self.n_svm_iterations_,
-                "n_kernels": len(self.kernel_names_), "n_active": int(np.count_nonzero(self.weights_[0])),
-                "top_kernels": {self.kernel_names_[k]: float(self.weights_[0][k]) for k in top}}
+        return SolverReport(
+            "SimpleMKL reduced gradient (Rakotomamonjy et al. 2008)", self.n_iter_, bool(self.converged_.all()),
+            f"relative duality gap <= tol = {self.tol:g}, or max_iter = {self.max_iter}",
+            {"relative_gap": float(last["relative_gap"])},
+            extras={"n_svm_solves": self.n_svm_solves_, "n_svm_capped": self.n_svm_capped_,
+                    "n_svm_iterations": self.n_svm_iterations_, "n_kernels": len(self.kernel_names_),
+                    "n_active": int(np.count_nonzero(self.weights_[0])),
+                    "top_kernels": {self.kernel_names_[k]: float(self.weights_[0][k]) for k in top}}).as_diagnostics()
 
 
 class SimpleMKLClassifier(SignedTargetsMixin, ClassifierMixin, _MKLBase):
@@ -189,7 +193,8 @@ def _builder(**defaults):
 
 
 _build = _builder()
-_COMMON = dict(solvers=("reduced_gradient",), default_grid={"C": [0.1, 1.0, 10.0, 100.0]}, scaler="minmax",
+_COMMON = dict(stop_rule="relative duality gap <= tol, or max_iter (SimpleMKL reduced gradient)",
+               solvers=("reduced_gradient",), default_grid={"C": [0.1, 1.0, 10.0, 100.0]}, scaler="minmax",
                warm_start=True, warmup=warmup,
                diagnostics=lambda model: model.diagnostics(),
                trace=lambda model: [dict(h) for h in model.gap_history_[0]])

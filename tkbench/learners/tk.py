@@ -41,6 +41,7 @@ from tkbench.learners.binary import SignedTargetsMixin
 from tkbench.learners.registry import Family, register
 from tkbench.solvers.checkpoint import Checkpoint, fingerprint
 from tkbench.solvers.frank_wolfe import FWResult, frank_wolfe
+from tkbench.solvers.report import SolverReport
 from tkbench.solvers.sdp import SOLVERS as SDP_SOLVERS
 from tkbench.solvers.sdp import solve_tk_sdp
 from tkbench.solvers.svm import solve_dual
@@ -247,15 +248,24 @@ class _TKBase(BaseEstimator):
                                                                  self.intercept_, strict=True)])
 
     def diagnostics(self) -> dict:
-        """Solver facts for a result row."""
+        """Solver facts for a result row: the one solver report (:mod:`tkbench.solvers.report`)."""
         last = self.gap_history_[-1] if self.P_.ndim == 2 else {}
-        return {"n_iter": self.n_iter_, "converged": bool(np.all(self.converged_)),
-                "relative_gap": float(last.get("relative_gap", np.nan)) if last else None,
-                "objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
-                "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,
-                "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
-                if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
-                **({"sdp_status": last["sdp_status"]} if last and "sdp_status" in last else {})}
+        sdp = bool(last) and "sdp_status" in last
+        gap = float(last.get("relative_gap", np.nan)) if last else None
+        extras = {"objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
+                  "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,
+                  "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
+                  if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
+                  **({"sdp_status": last["sdp_status"]} if sdp else {})}
+        if sdp:  # paper 000's SDP (Opt. 24) by an interior-point solver: its iterations are not counted
+            report = SolverReport("SDP, paper 000 Opt. 24 (cvxpy)", None, bool(np.all(self.converged_)),
+                                  f"the SVM refitted on the SDP's kernel has a relative duality gap <= tol = "
+                                  f"{self.tol:g}", {"relative_gap": gap}, extras=extras)
+        else:
+            report = SolverReport("Frank-Wolfe, paper 003 Algorithm 2", self.n_iter_, bool(np.all(self.converged_)),
+                                  f"relative duality gap (OPT_P - OPT_A) / |OPT_A| <= tol = {self.tol:g}, or "
+                                  f"max_iter = {self.max_iter}", {"relative_gap": gap}, extras=extras)
+        return report.as_diagnostics()
 
 
 class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
@@ -376,6 +386,7 @@ def _trace(model) -> list[dict]:
 
 register(Family(
     name="tk",
+    stop_rule="relative duality gap (OPT_P - OPT_A) / |OPT_A| <= tol, or max_iter (Frank-Wolfe, paper 003 Algorithm 2)",
     description="tessellated kernel learned with the SVM / SVR: fw (paper 003 Alg. 2) or sdp (paper 000 Opt. 24)",
     build=_build,
     solvers=SOLVERS,

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from tkbench.report.plots import plain
+from tkbench.solvers.report import read_report
 
 
 def _ok_cells(res) -> list[tuple[str, str, pd.DataFrame]]:
@@ -96,31 +97,51 @@ def solver_grid_notes(res, threshold: float = 0.5) -> list[str]:
 
 
 def convergence_notes(res) -> list[str]:
-    """Cells in which some final fits stopped before their solver's tolerance (diagnostics ``converged`` false),
-    with the largest relative gap left."""
+    """Cells in which some final fits stopped before meeting their solver's stop rule (the solver report's
+    ``converged`` false; :mod:`tkbench.solvers.report`), with the rule in the solver's own words where the rows
+    give it, the largest certificate left and what to change."""
     notes = []
     for ds, method, cell in _ok_cells(res):
         if "diagnostics" not in cell:
             continue
-        diags: list[dict[str, Any]] = [d for d in cell["diagnostics"]
-                                       if isinstance(d, dict) and "converged" in d and "sdp_status" not in d]
-        stopped = [d for d in diags if not d["converged"]]
+        reports = [read_report(d) for d in cell["diagnostics"] if isinstance(d, dict) and "sdp_status" not in d]
+        reports = [r for r in reports if r["converged"] is not None]
+        stopped = [r for r in reports if not r["converged"]]
         if not stopped:
             continue
-        gaps = [float(d["relative_gap"]) for d in stopped if d.get("relative_gap") is not None]
+        rules = {r["stop_rule"] for r in stopped if r["stop_rule"]} or _family_rules(cell)
         tols = {((spec or {}).get("params") or {}).get("tol") for spec in cell.get("spec", [])} - {None}
-        tol = f" {plain(next(iter(tols)))}" if len(tols) == 1 else ""
+        tol = (f"; tol = {plain(next(iter(tols)))}" if len(tols) == 1 and (not rules or all(
+            "tol" in r and "tol = " not in r for r in rules)) else "")  # the rule's tol, where it names one
+        rule = f" ({next(iter(rules))}{tol})" if len(rules) == 1 else (f" ({tol[2:]})" if tol and not rules else "")
+        gaps = [v for r in stopped for v in r["certificate"].values() if v == v]
+        names = sorted({k for r in stopped for k in r["certificate"]})
         caps = {((spec or {}).get("params") or {}).get("max_iter") for spec in cell.get("spec", [])} - {None}
-        capped = sum(1 for d in stopped if caps and isinstance(d.get("n_iter"), int | float)
-                     and d["n_iter"] >= min(caps))
+        capped = sum(1 for r in stopped if caps and isinstance(r["iterations"], int | float)
+                     and r["iterations"] >= min(caps))
         advice = (f"; {capped} of them at the iteration cap max_iter = {min(caps)}" if capped else "") + \
-            ". To reach the tolerance: raise max_iter or loosen tol in the method's params" + \
+            ". To meet it: raise max_iter or loosen tol in the method's params" + \
             ("; a gap left above 1 usually means an ill-conditioned problem (try a normalised kernel or a smaller C)"
              if gaps and max(gaps) > 1 else "")
-        notes.append(f"{method} on {ds}: {len(stopped)} of {len(diags)} final fits stopped before the duality-gap "
-                     f"tolerance{tol}" + (f" (largest relative gap left {max(gaps):.2g})" if gaps else "") + advice
-                     + ".")
+        left = f" (largest {'/'.join(n.replace('_', ' ') for n in names)} left {max(gaps):.2g})" if gaps else ""
+        notes.append(f"{method} on {ds}: {len(stopped)} of {len(reports)} final fits stopped before their stop "
+                     f"rule{rule}{left}{advice}.")
     return notes
+
+
+def _family_rules(cell) -> set[str]:
+    """The stop rule of the families of a cell's rows (``Family.stop_rule``), for rows that do not give theirs."""
+    from tkbench.learners.registry import get_family
+
+    rules = set()
+    for family in {(spec or {}).get("family") for spec in cell.get("spec", [])} - {None}:
+        try:
+            rule = get_family(family).stop_rule
+        except (KeyError, ValueError):
+            continue
+        if rule:
+            rules.add(rule)
+    return rules
 
 
 def final_fit_table(res):
@@ -132,9 +153,11 @@ def final_fit_table(res):
 
     rows = []
     for ds, method, cell in _ok_cells(res):
-        diags = [d for d in cell.get("diagnostics", []) if isinstance(d, dict)]
-        iters = [float(d["n_iter"]) for d in diags if isinstance(d.get("n_iter"), int | float)]
-        conv = [bool(d["converged"]) for d in diags if "converged" in d]
+        reports = [read_report(d) for d in cell.get("diagnostics", []) if isinstance(d, dict)]
+        iters = [float(r["iterations"]) for r in reports if isinstance(r["iterations"], int | float)]
+        conv = [bool(r["converged"]) for r in reports if r["converged"] is not None]
+        # a solver with steps but no test to meet (its report says so: converged None beside a stop rule)
+        fixed = bool(reports) and not conv and bool(iters) and all(r["stop_rule"] for r in reports)
         chosen: dict[str, Counter] = defaultdict(Counter)
         for c in cell.get("chosen_params", []):
             for name, value in (c if isinstance(c, dict) else {}).items():
@@ -145,12 +168,14 @@ def final_fit_table(res):
         rows.append([Cell(ds), Cell(method),
                      Cell(f"{it.mean():.1f} ± {it.std(ddof=1) if len(it) > 1 else 0:.1f} (max {it.max():.0f})"
                           if len(it) else "-"),
-                     Cell(f"{sum(conv)}/{len(conv)}" if conv else "-", flag="warn" if conv and not all(conv) else ""),
+                     Cell(f"{sum(conv)}/{len(conv)}" if conv else ("n/a (fixed steps)" if fixed else "-"),
+                          flag="warn" if conv and not all(conv) else ""),
                      Cell("; ".join(f"{name}: " + ", ".join(f"{v} ({n})" for v, n in counts.most_common())
                                     for name, counts in chosen.items()) or "-")])
     if not rows:
         return None
     return TableModel("Final fits: solver iterations and the hyper-parameters chosen by CV",
                       ["Dataset", "Method", "Iterations", "Converged", "Chosen by CV (value (runs))"], rows,
-                      ["Iterations of the final fit's solver as it reports them (Frank-Wolfe, SimpleMKL and NKRR "
-                       "steps; LIBSVM's SMO iterations for SVMs); converged = reached the solver's own tolerance."])
+                      ["Iterations of the final fit's solver from its solver report (Frank-Wolfe, SimpleMKL, NKRR "
+                       "and SIKL iterations; HGK's recorded Algorithm 1 steps; LIBSVM's SMO iterations for SVMs); "
+                       "converged = met the solver's own stop rule (n/a: a fixed number of steps, nothing to meet)."])

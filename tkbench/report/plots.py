@@ -16,6 +16,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from tkbench.solvers.report import read_report  # noqa: E402
+
 TRACE_FIELDS = ("fw_gap", "gap", "relative_gap", "loss", "objective")
 
 
@@ -62,15 +64,15 @@ def _at_largest(cur: pd.DataFrame, axis_col: str) -> dict:
     """Peak memory and solver iterations of the runs at the largest size of one curve."""
     top = cur[cur[axis_col] == cur[axis_col].max()]
     rss = top["peak_rss_mb"].max() if "peak_rss_mb" in top else float("nan")
-    iters = [d.get("n_iter") for d in top.get("diagnostics", pd.Series(dtype=object))
-             if isinstance(d, dict) and isinstance(d.get("n_iter"), int | float)]
+    reported = (read_report(d)["iterations"] for d in top.get("diagnostics", pd.Series(dtype=object)))
+    iters = [n for n in reported if isinstance(n, int | float)]
     return {"peak_rss_mb": float(rss) if rss == rss else float("nan"),
             "iterations": float(np.mean(iters)) if iters else float("nan")}
 
 
 def _per_iteration(cur: pd.DataFrame, axis_col: str) -> pd.Series | None:
     """Mean fit time per solver iteration at each size, or None unless every run records its iterations."""
-    iters = [d.get("n_iter") if isinstance(d, dict) else None for d in cur.get("diagnostics", [None] * len(cur))]
+    iters = [read_report(d)["iterations"] for d in cur.get("diagnostics", [None] * len(cur))]
     if not len(cur) or not all(isinstance(n, int | float) and n > 0 for n in iters):
         return None
     per = cur["fit_seconds"].to_numpy(float) / np.asarray(iters, float)

@@ -256,6 +256,9 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     page = html_path.read_text()
     assert '<h2 id="tkl2021_table2">Paper 003, Table 2' in page
     assert '<nav class="toc" id="contents">' in page and '<a href="#tkl2021_table2">Paper 003, Table 2' in page
+    # issue 49: the index links each config's report instead of embedding it (each was committed twice)
+    assert '<a href="reproduction/tkl2021_table2/report.html"><b>Open the report</b></a>' in page
+    assert "<table>" not in page
 
 
 def test_report_notes_name_per_dataset_params_and_grids(write_config, tmp_path):

@@ -2,7 +2,8 @@
 
 Each entry is a config under ``configs/`` whose result rows are committed under ``results/<name>/rows/``; its
 report is rebuilt from those rows into ``docs/reproduction/<name>/`` and its tables and figures are collected, in
-the papers' order, into one Markdown and one HTML file. Entries not run yet are listed with the command that runs
+the papers' order, into one Markdown file; the HTML page is an index that links each config's own HTML report (it
+used to embed them all, so every report was committed twice). Entries not run yet are listed with the command that runs
 them. Nothing is re-run.
 """
 from __future__ import annotations
@@ -132,11 +133,12 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
         written += files
         prefix = f"reproduction/{entry.config}"
         md += [_body((target / "report.md").read_text(encoding="utf-8"), prefix), ""]
+        # the HTML page links each config's own report instead of embedding it (each was committed twice)
         page = (target / "report.html").read_text(encoding="utf-8")
-        body = page.split("<body>", 1)[-1].rsplit("</body>", 1)[0]
-        body = re.sub(r"<h1>.*?</h1>", "", body, count=1, flags=re.S)
-        body = re.sub(r'<h3 id="([^"]+)">', lambda m, c=entry.config: f'<h3 id="{c}--{m.group(1)}">', body)
-        html.append(re.sub(r'src="([^"]+)"', lambda m, p=prefix: f'src="{p}/{m.group(1)}"', body))
+        tables = re.findall(r'<h3 id="([^"]+)">(.*?)</h3>', page)
+        links = "".join(f'<li><a href="{prefix}/report.html#{key}">{title}</a></li>' for key, title in tables)
+        html.append(f'<p><a href="{prefix}/report.html"><b>Open the report</b></a> (tables, statistics, notes and '
+                    f'figures; <a href="{prefix}/report.md">Markdown</a>)</p>' + (f"<ul>{links}</ul>" if links else ""))
     out.mkdir(parents=True, exist_ok=True)
     md_path, html_path = out / "REPRODUCTION.md", out / "REPRODUCTION.html"
     md_path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
@@ -145,8 +147,9 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
     contents = ('<nav class="toc" id="contents"><b>Contents</b><ol>' + "".join(
         f'<li><a href="#{key}">{html_lib.escape(title)}</a></li>' for key, title in toc) + "</ol></nav>")
     intro = ("<p>Regenerated from the committed result rows by <code>tkbench report --all</code>; nothing is re-run. "
-             "Red cells: runs that failed, timed out, crashed or are missing; amber: final fits that stopped "
-             "before their solver's tolerance.</p>")
+             "Each section links its config's report. In the reports, red cells: runs that failed, timed out, "
+             "crashed or are missing; amber: final fits that stopped before their solver's stop rule. The whole "
+             "text in one file: <a href=\"REPRODUCTION.md\">REPRODUCTION.md</a>.</p>")
     html_path.write_text("<!doctype html><html><head><meta charset='utf-8'><title>Reproducing the papers</title>"
                          f"<style>{HTML_STYLE}a.anchor{{color:#bbb;text-decoration:none;font-size:0.7em}}</style>"
                          "</head><body><h1>Reproducing the papers</h1>\n" + intro + contents + "\n"

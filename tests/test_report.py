@@ -257,7 +257,7 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     assert '<h2 id="tkl2021_table2">Paper 003, Table 2' in page
     assert '<nav class="toc" id="contents">' in page and '<a href="#tkl2021_table2">Paper 003, Table 2' in page
     # issue 49: the index links each config's report instead of embedding it (each was committed twice)
-    assert '<a href="reproduction/tkl2021_table2/report.html"><b>Open the report</b></a>' in page
+    assert '<a href="reproduction/colbert2020_table1/report.html"><b>Open the report</b></a>' in page
     assert "<table>" not in page
 
 

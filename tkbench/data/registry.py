@@ -130,10 +130,6 @@ def resolve_options(name: str, options: dict[str, Any] | None = None) -> tuple[d
     return entry, chosen
 
 
-def option_docs(name: str) -> dict[str, dict[str, Any]]:
-    return registry()[name].get("options") or {}
-
-
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:

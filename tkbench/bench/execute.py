@@ -5,7 +5,6 @@ exception becomes a ``failed`` row with its traceback.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import resource
@@ -23,6 +22,7 @@ from tkbench.bench.least_squares import decision_matrix, least_squares_error, si
 from tkbench.bench.store import CHECKPOINTS, TUNING
 from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
+from tkbench.data.base import select_features  # noqa: F401 (also used by the run kinds)
 from tkbench.data.registry import fixed_split
 from tkbench.learners import get_family, make_estimator
 from tkbench.learners.compose import fitted_model, set_model_params, takes_checkpoint
@@ -96,19 +96,6 @@ def metrics(task: str, y_true: np.ndarray, y_pred: np.ndarray, prefix: str = "")
     out = {prefix + "mse": mse, prefix + "mae": float(np.mean(np.abs(err)))}
     out[prefix + "r2"] = 1.0 - mse / var if var > 0 else float("nan")
     return out
-
-
-def select_features(ds: Dataset, features) -> Dataset:
-    """The dataset restricted to the feature columns ``features`` (0-based; None: all of them)."""
-    if features is None:
-        return ds
-    n = ds.X.shape[1]
-    bad = [f for f in features if not 0 <= int(f) < n]
-    if bad:
-        raise ValueError(f"features {list(features)}: dataset {ds.name!r} has {n} features (indices 0..{n - 1})")
-    cols = [int(f) for f in features]
-    return dataclasses.replace(ds, X=np.ascontiguousarray(ds.X[:, cols]),
-                               feature_names=[ds.feature_names[c] for c in cols])
 
 
 def rmse_pm1(estimator, X: np.ndarray, y: np.ndarray) -> float:

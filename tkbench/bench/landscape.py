@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from tkbench.bench.execute import select_features
 from tkbench.data import load_dataset
+from tkbench.data.base import select_features
 from tkbench.learners import get_family
 from tkbench.learners.scalers import make_scaler
 

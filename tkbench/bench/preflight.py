@@ -12,9 +12,10 @@ reported at once, as bad input (exit 2), also by ``--dry-run``.
 """
 from __future__ import annotations
 
-from tkbench.bench.execute import select_features, split_rows
+from tkbench.bench.execute import split_rows
 from tkbench.config import Experiment
 from tkbench.data import load_dataset
+from tkbench.data.base import select_features
 from tkbench.errors import ConfigError, DatasetError
 
 

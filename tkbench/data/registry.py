@@ -30,7 +30,6 @@ import hashlib
 import io
 import os
 import tarfile
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,15 +38,9 @@ import numpy as np
 import pandas as pd
 
 from tkbench.data import user_csv
+from tkbench.data.base import _OPS, Dataset, label_values, sha256_file  # noqa: F401 (re-exported)
 from tkbench.errors import ChecksumError, DatasetError
 from tkbench.textfile import UnreadableFile, load_yaml
-
-_OPS = {
-    ">": np.greater,
-    ">=": np.greater_equal,
-    "<": np.less,
-    "<=": np.less_equal,
-}
 
 
 def datasets_dir() -> Path:
@@ -56,23 +49,6 @@ def datasets_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[2] / "datasets"
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """A loaded dataset. ``y`` is +-1 for binary classification, integer codes for multi-class, float for regression."""
-
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    task: str
-    feature_names: list[str]
-    fingerprint: str
-    info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n_classes(self) -> int:
-        return int(len(np.unique(self.y))) if self.task == "classification" else 0
 
 
 @lru_cache(maxsize=4)
@@ -128,14 +104,6 @@ def resolve_options(name: str, options: dict[str, Any] | None = None) -> tuple[d
         chosen[opt] = value
         entry.update(choices[value] or {})
     return entry, chosen
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify_files(name: str) -> list[Path]:
@@ -201,20 +169,7 @@ def _read_table(paths: list[Path], spec: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
-def _label(values: pd.Series, spec: dict[str, Any]) -> np.ndarray:
-    if spec.get("positive") is not None:
-        positive = {str(v) for v in spec["positive"]}
-        as_text = values.astype(str).str.strip()
-        # numeric labels may be written 2 or 2.0
-        as_text = as_text.map(lambda s: s[:-2] if s.endswith(".0") else s)
-        return np.where(as_text.isin(positive), 1, -1).astype(np.int64)
-    if spec.get("threshold") is not None:
-        rule = spec["threshold"]
-        numbers = values.astype(float).to_numpy()
-        bound = float(np.median(numbers)) if rule["value"] == "median" else float(rule["value"])
-        return np.where(_OPS[rule["op"]](numbers, bound), 1, -1).astype(np.int64)
-    codes, _ = pd.factorize(values.astype(str), sort=True)
-    return codes.astype(np.int64)
+_label = label_values  # (the name the registry's own code uses)
 
 
 def _class_codes(values: pd.Series) -> np.ndarray:

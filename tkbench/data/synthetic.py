@@ -134,7 +134,7 @@ def fingerprint(name: str, options: dict[str, Any]) -> str:
 
 def generate(name: str, options: dict[str, Any]):
     """Draw the synthetic dataset ``name``; the same options (including ``seed``) give the same arrays."""
-    from tkbench.data.registry import Dataset
+    from tkbench.data.base import Dataset
 
     params = resolve(name, options)
     rng = np.random.default_rng(int(params["seed"]))

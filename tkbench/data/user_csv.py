@@ -34,7 +34,7 @@ RULE_FIELDS = ("target", "task", "positive", "threshold", "drop", "delimiter")
 
 def options_for(path: Path, rule: dict[str, Any]) -> dict[str, Any]:
     """The dataset options of a CSV entry: its absolute path, its sha256 and its label rule."""
-    from tkbench.data.registry import sha256_file
+    from tkbench.data.base import sha256_file
 
     return {"path": str(path.absolute()), "sha256": sha256_file(path),
             **{k: v for k, v in rule.items() if v is not None}}
@@ -51,7 +51,7 @@ def fingerprint(options: dict[str, Any]) -> str:
 
 def load(options: dict[str, Any]):
     """The dataset (checksum verified against the one taken when the config was loaded)."""
-    from tkbench.data.registry import Dataset, _label, sha256_file
+    from tkbench.data.base import Dataset, label_values, sha256_file
 
     path = Path(options["path"])
     if not path.exists():
@@ -80,7 +80,7 @@ def load(options: dict[str, Any]):
                            f"({int(empty.sum())} row(s)); fill or remove those rows")
     X = _features(path, table, features)
     if options["task"] == "classification":
-        y = _label(table[target], spec)
+        y = label_values(table[target], spec)
         if len(np.unique(y)) < 2:
             raise DatasetError(f"{path}: the target {target!r} has one class only")
     else:

@@ -27,7 +27,7 @@ from typing import Any
 
 from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
-from tkbench.learners.registry import TASKS, Family, register
+from tkbench.learners.family import TASKS, Family, register
 
 PREFIX = "estimator:"
 ENTRY_POINT_GROUP = "tkbench.families"

@@ -402,24 +402,30 @@ def load_saved_experiment(results_dir: str | Path) -> Experiment:
     from tkbench.config import load_config
 
     root = Path(results_dir)
-    meta = root / "meta.json"
-    source = None
-    if meta.exists():
-        try:
-            data = json.loads(meta.read_bytes().decode("utf-8"))
-            if not isinstance(data, dict) or not isinstance(data.get("config_source"), str):
-                raise ValueError(f"found {str(data)[:80]!r}")
-            source = (root / data["config_source"]).resolve()
-        except (OSError, ValueError) as exc:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
-            raise InputError(f"{meta}: not a tkbench meta file ({exc}): expected JSON {{\"config_source\": \"<path of "
-                             "the config, relative to this folder>\"}}. Fix or delete it (`tkbench run` writes it "
-                             "again; without it references resolve against the folder's config.yaml)") from None
+    source = saved_config_source(root)
     # references and CSV files are relative to the original config, not to this copy
     base = source.parent if source is not None and source.exists() else None
     exp = load_config(root / "config.yaml", check_reference=False, base=base)
     if base is not None:
         exp._source = source
     return exp
+
+
+def saved_config_source(root: Path) -> Path | None:
+    """The config file a results folder's rows came from (its ``meta.json``, written by `tkbench run`), or None
+    when the folder has no meta file; InputError naming the file when it is damaged."""
+    meta = root / "meta.json"
+    if not meta.exists():
+        return None
+    try:
+        data = json.loads(meta.read_bytes().decode("utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("config_source"), str):
+            raise ValueError(f"found {str(data)[:80]!r}")
+        return (root / data["config_source"]).resolve()
+    except (OSError, ValueError) as exc:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        raise InputError(f"{meta}: not a tkbench meta file ({exc}): expected JSON {{\"config_source\": \"<path of "
+                         "the config, relative to this folder>\"}}. Fix or delete it (`tkbench run` writes it "
+                         "again; without it references resolve against the folder's config.yaml)") from None
 
 
 def check_only(exp: Experiment, only: list[str] | None) -> None:
@@ -440,13 +446,10 @@ def check_same_config(exp: Experiment, store: ResultStore) -> None:
     experiment name when the folder does not say which file) is fine: rows of runs no longer planned go stale."""
     if not store.config_path.exists() or exp.source is None:
         return
-    meta = store.root / "meta.json"
     try:
-        data = json.loads(meta.read_bytes().decode("utf-8")) if meta.exists() else {}
-        previous = (store.root / data["config_source"]).resolve() if isinstance(data, dict) and \
-            isinstance(data.get("config_source"), str) else None
-    except (OSError, ValueError):
-        previous = None  # a damaged meta.json: fall back on the experiment name
+        previous = saved_config_source(store.root)
+    except InputError:
+        previous = None  # a damaged meta.json (the run rewrites it): fall back on the experiment name
     if previous is not None:
         if previous != Path(exp.source).resolve():
             raise InputError(f"{store.root}: holds the rows of {previous}; this run's config is {exp.source}. One "

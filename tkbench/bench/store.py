@@ -166,7 +166,13 @@ class ResultStore:
 
     def damaged(self) -> list[tuple[Path, str]]:
         """(file, what is wrong) of each file under rows/ that is not a readable row."""
-        return [(Path(row["path"]), problem) for row, problem in self._read_all() if problem]
+        return self.read_all()[1]
+
+    def read_all(self) -> tuple[list[dict[str, Any]], list[tuple[Path, str]]]:
+        """The readable rows and the damaged files, in one pass over the folder."""
+        read = self._read_all()
+        return ([row for row, problem in read if not problem],
+                [(Path(row["path"]), problem) for row, problem in read if problem])
 
     def _read_all(self) -> list[tuple[dict[str, Any], str]]:
         if not self.rows_dir.is_dir():

@@ -54,9 +54,9 @@ def load_results(results_dir: str | Path, config: str | Path | None = None) -> R
                              "size": s.size, "vary_value": (s.vary or {}).get("value"), "task": s.task}
                             for s in plan])
     keys = set(planned["key"]) if len(planned) else set()
-    raw = store.rows()
+    raw, damaged = store.read_all()  # one pass: the rows and the files that are not rows
     rows = pd.DataFrame([r for r in raw if r["key"] in keys])
-    return Results(root, exp, rows, planned, stale=sum(r["key"] not in keys for r in raw), damaged=store.damaged())
+    return Results(root, exp, rows, planned, stale=sum(r["key"] not in keys for r in raw), damaged=damaged)
 
 
 def mean_std(values: pd.Series) -> tuple[float, float]:

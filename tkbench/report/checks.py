@@ -176,6 +176,6 @@ def final_fit_table(res):
         return None
     return TableModel("Final fits: solver iterations and the hyper-parameters chosen by CV",
                       ["Dataset", "Method", "Iterations", "Converged", "Chosen by CV (value (runs))"], rows,
-                      ["Iterations of the final fit's solver from its solver report (Frank-Wolfe, SimpleMKL, NKRR "
-                       "and SIKL iterations; HGK's recorded Algorithm 1 steps; LIBSVM's SMO iterations for SVMs); "
-                       "converged = met the solver's own stop rule (n/a: a fixed number of steps, nothing to meet)."])
+                      ["Iterations of the final fit's solver as its solver report counts them; converged = met "
+                       "the solver's own stop rule (n/a: a solver that runs a fixed number of steps, nothing to "
+                       "meet)."])

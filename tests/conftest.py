@@ -30,8 +30,8 @@ def tiny_config(**overrides: Any) -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def compiled_code_loaded():
     """Every test runs as a sweep's run does, after the warm-up: the TK passes compiled whatever their size
-    (tkbench.compiled; the tests of the fresh-process choice reset this state themselves)."""
-    from tkbench import compiled
+    (tkbench.methods._shared.compiled; the tests of the fresh-process choice reset this state themselves)."""
+    from tkbench.methods._shared import compiled
 
     compiled.mark_loaded()
     yield

@@ -1,4 +1,4 @@
-"""The active-set polish of the normalised SVM dual (tkbench.solvers.active_set) against cvxpy and LIBSVM."""
+"""The active-set polish of the normalised SVM dual (tkbench.methods.sikl.active_set) against cvxpy and LIBSVM."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from tkbench.solvers.active_set import LowRankPlusDiagonal, polish
+from tkbench.methods.sikl.active_set import LowRankPlusDiagonal, polish
 
 
 def _factors(l, rank, seed):  # noqa: E741
@@ -96,7 +96,7 @@ def test_woodbury_solve_of_the_free_system_equals_the_dense_one(tau, C):
     """Many free points, few factor rows (the soft margin of a large training set): the Woodbury solve of the KKT
     system equals the dense one, and the polish's answer on the operator equals the dense polish's (cvxpy's
     optimum or better)."""
-    from tkbench.solvers import active_set
+    from tkbench.methods.sikl import active_set
 
     F, y = _factors(300, 6, seed=9)
     Q = LowRankPlusDiagonal(F, tau)

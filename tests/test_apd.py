@@ -1,4 +1,4 @@
-"""The 2nd-stage primal-dual booster of TK learning (paper 003 section 5.5; tkbench.solvers.apd)."""
+"""The 2nd-stage primal-dual booster of TK learning (paper 003 section 5.5; tkbench.methods.tk.apd)."""
 from __future__ import annotations
 
 import cvxpy as cp
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from tests.test_frank_wolfe import _basis_kernels, _small, saddle_by_cvxpy
-from tkbench.kernels.tessellated import box, n_basis, tk_gradient, tk_kernel
-from tkbench.solvers import apd
-from tkbench.solvers.apd import apd_booster, project_box_hyperplane, project_spectraplex
-from tkbench.solvers.frank_wolfe import frank_wolfe
-from tkbench.solvers.svm import solve_dual
+from tkbench.methods._shared.svm import solve_dual
+from tkbench.methods.tk import apd
+from tkbench.methods.tk.apd import apd_booster, project_box_hyperplane, project_spectraplex
+from tkbench.methods.tk.frank_wolfe import frank_wolfe
+from tkbench.methods.tk.kernel import box, n_basis, tk_gradient, tk_kernel
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from tkbench.bench.provenance import cpu_model
-from tkbench.kernels.tessellated import box, engine, n_basis, tk_gradient, tk_kernel
+from tkbench.methods.tk.kernel import box, engine, n_basis, tk_gradient, tk_kernel
 
 
 def _best_of(fn, repeats=3):

@@ -8,7 +8,7 @@
 
 - Liver and Pima (C = 10, delta = 0.1, d = 1, basis x, the project's 80/20 split), the first fit in a fresh
   process (imports and data loading before the clock starts; numba's loading inside it, if the fit uses numba),
-  with the automatic engine (tkbench.compiled) and with the compiled engine forced (the former behaviour), and the
+  with the automatic engine (tkbench.methods._shared.compiled) and with the compiled engine forced (the former behaviour), and the
   second fit in the same process. Targets: 50x and 100x faster than the authors' PMKL code. That code is not run
   here (it is not part of this project); its times are the issue's: 12 x 0.54 s on Liver and 50 x 0.79 s on Pima.
 
@@ -94,8 +94,8 @@ def _one_dual_each(Xtr, ytr, scaler):
     from sklearn.svm import SVR
 
     from tkbench import TKRegressor
-    from tkbench.kernels.tessellated import tk_kernel
-    from tkbench.solvers.smo import smo_dual
+    from tkbench.methods._shared.smo import smo_dual
+    from tkbench.methods.tk.kernel import tk_kernel
 
     est = TKRegressor(C=10.0, epsilon=0.1, degree=1, delta=0.1, basis="zx", dual_solver="smo").fit(Xtr, ytr)
     X01 = est._scale(Xtr)

@@ -23,12 +23,12 @@ def test_importing_one_estimator_loads_no_other_family():
     import sys
 
     code = ("import sys; from tkbench import TKClassifier; "
-            "print(sorted(m for m in sys.modules if m in ('tkbench.learners.hgk', 'tkbench.learners.sikl', "
-            "'tkbench.learners.simplemkl', 'tkbench.learners.nkrr', 'tkbench.learners.baselines', 'cvxpy', "
+            "print(sorted(m for m in sys.modules if m in ('tkbench.methods.hgk.estimators', 'tkbench.methods.sikl.estimators', "
+            "'tkbench.methods.simplemkl.estimators', 'tkbench.methods.nkrr.estimators', 'tkbench.methods.baselines.estimators', 'cvxpy', "
             "'numba', 'matplotlib')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stdout
-    from tkbench.learners import get_family, visible_families
+    from tkbench.methods import get_family, visible_families
 
     assert {f.name for f in visible_families()} >= {"tk", "hgk", "sikl", "simplemkl", "nkrr", "svm_rbf"}
     assert get_family("debug_fail").hidden

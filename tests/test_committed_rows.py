@@ -1,7 +1,7 @@
 """The committed result rows stay findable and complete.
 
 - A change to the run spec (a new field, a new default) must not change the keys of runs already stored, or every
-  committed table would silently be re-run (bench.plan.OPTIONAL_FIELDS).
+  committed table would silently be re-run (tkbench.keys.LATE_FIELDS).
 - Every planned run of every config whose rows are committed has its row (ok, failed or timed out: an outcome),
   unless it is named in INCOMPLETE with the reason; a config whose runs are all done must not be listed there.
 """

@@ -267,7 +267,7 @@ def test_config_target_scalers_are_the_learners_own():
     import typing
 
     from tkbench.config import MethodEntry
-    from tkbench.learners.scalers import TARGET_SCALERS, make_target_scaler
+    from tkbench.methods._shared.scalers import TARGET_SCALERS, make_target_scaler
 
     accepted = {a for arg in typing.get_args(MethodEntry.model_fields["target_scaler"].annotation)
                 for a in typing.get_args(arg)}

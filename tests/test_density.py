@@ -7,14 +7,14 @@ from scipy.optimize import linprog
 
 from tests.conftest import tiny_config
 from tkbench.bench.density import balanced_draw
+from tkbench.bench.kernel_classes import get_kernel_class, tk_variables
+from tkbench.bench.kernel_fit import fit_kernel_matrix, optimal_kernel_matrix
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
 from tkbench.config import load_config
 from tkbench.errors import ConfigError
-from tkbench.kernels.classes import get_kernel_class, tk_variables
-from tkbench.kernels.tessellated import box, tk_kernel
+from tkbench.methods.tk.kernel import box, tk_kernel
 from tkbench.report.build import build_report
-from tkbench.solvers.kernel_fit import fit_kernel_matrix, optimal_kernel_matrix
 
 
 def _points(m=10, seed=0):

@@ -1,5 +1,5 @@
 """Methods from outside tkbench: a scikit-learn estimator by import path, and a family installed by a
-third-party package through the ``tkbench.families`` entry point (tkbench.learners.external)."""
+third-party package through the ``tkbench.families`` entry point (tkbench.methods.external)."""
 from __future__ import annotations
 
 import os
@@ -56,7 +56,7 @@ PLUGIN = '''
 """A third-party family: nearest-centroid classification, registered through tkbench's entry point."""
 from sklearn.neighbors import NearestCentroid
 
-from tkbench.learners.registry import Family
+from tkbench.methods.registry import Family
 
 
 def _build(task, solver, params, seed):

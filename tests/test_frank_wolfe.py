@@ -7,9 +7,9 @@ import pytest
 from sklearn.svm import SVC, SVR
 
 from tkbench.data import load_dataset
-from tkbench.kernels.tessellated import box, n_basis, tk_gradient, tk_kernel
-from tkbench.solvers.frank_wolfe import frank_wolfe, top_eigenpair
-from tkbench.solvers.svm import solve_dual
+from tkbench.methods._shared.svm import solve_dual
+from tkbench.methods.tk.frank_wolfe import frank_wolfe, top_eigenpair
+from tkbench.methods.tk.kernel import box, n_basis, tk_gradient, tk_kernel
 
 
 def _small(task, m, seed=0):
@@ -119,7 +119,7 @@ def test_top_eigenpair_matches_the_full_decomposition():
 
 def test_svm_solve_reports_libsvm_iteration_cap():
     """LIBSVM's own cap max(10^7, 100 m) is the default; a capped solve says so and stays feasible (a lower bound)."""
-    from tkbench.solvers.svm import libsvm_iteration_cap
+    from tkbench.methods._shared.svm import libsvm_iteration_cap
 
     assert libsvm_iteration_cap(485) == 10_000_000 and libsvm_iteration_cap(200_000) == 20_000_000
     X, y = _small("classification", 40, seed=3)
@@ -136,7 +136,7 @@ def test_svm_solve_reports_libsvm_iteration_cap():
 @pytest.mark.parametrize("capped", [False, True])
 def test_fw_never_certifies_a_gap_from_a_capped_svm_solve(cap_every_svm_solve, capped):
     """With a loose tol FW stops at iteration 0; when every SVM solve hit the cap it must not call that converged."""
-    import tkbench.solvers.frank_wolfe as fw_module
+    import tkbench.methods.tk.frank_wolfe as fw_module
 
     if capped:
         cap_every_svm_solve(fw_module)
@@ -158,7 +158,7 @@ def test_fw_stops_on_the_best_bound_so_far_not_the_iterates_own_gap(monkeypatch,
     with the lower bound of every other iteration weakened tenfold (a valid but loose bound, as the non-monotone
     FW gap of Gas Turbine gave, issue 21), the certificate keeps the earlier bound, and the run stops within the
     same tolerance of the convex program's optimum."""
-    import tkbench.solvers.frank_wolfe as fw_module
+    import tkbench.methods.tk.frank_wolfe as fw_module
 
     calls = []
 

@@ -1,9 +1,9 @@
-"""Frank-Wolfe checkpoints: a TK fit killed part-way continues from its state file (tkbench.solvers.checkpoint)."""
+"""Frank-Wolfe checkpoints: a TK fit killed part-way continues from its state file (tkbench.methods._shared.checkpoint)."""
 import numpy as np
 import pytest
 
 from tkbench import TKClassifier, TKRegressor
-from tkbench.solvers.checkpoint import Checkpoint
+from tkbench.methods._shared.checkpoint import Checkpoint
 
 
 class Killed(Exception):
@@ -169,7 +169,7 @@ def test_a_resumed_fit_does_not_keep_the_starting_kernel(monkeypatch):
     a third m x m matrix, 20.6 GB at m = 29 386 on Gas Turbine)."""
     import tracemalloc
 
-    import tkbench.learners.tk as tk_module
+    import tkbench.methods.tk.estimators as tk_module
 
     X, y = _data("regression")
     m = len(y)

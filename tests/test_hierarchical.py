@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tkbench.kernels.hierarchical import Architecture, ArchitectureError, kernel, kernel_and_gradient
+from tkbench.methods.hgk.kernel import Architecture, ArchitectureError, kernel, kernel_and_gradient
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(-1, 1, size=(7, 4))
@@ -75,7 +75,7 @@ def test_architecture_syntax_and_errors():
 
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_incremental_updates_equal_a_from_scratch_recomputation(depth):
-    from tkbench.kernels.hierarchical import BlockState
+    from tkbench.methods.hgk.kernel import BlockState
 
     arch = Architecture(ARCHS[depth], 4)
     w = arch.initial_weights()
@@ -101,7 +101,7 @@ def test_incremental_updates_equal_a_from_scratch_recomputation(depth):
 
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_weighted_gradient_equals_the_contraction_of_the_full_gradient(depth):
-    from tkbench.kernels.hierarchical import factored_gradient
+    from tkbench.methods.hgk.kernel import factored_gradient
 
     arch = Architecture(ARCHS[depth], 4)
     w = RNG.uniform(0.3, 1.5, size=arch.n_weights)

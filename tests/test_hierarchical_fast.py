@@ -1,11 +1,11 @@
-"""The compiled hierarchical-kernel loops against the NumPy reference (tkbench.kernels._hierarchical_numba)."""
+"""The compiled hierarchical-kernel loops against the NumPy reference (tkbench.methods.hgk._numba)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tkbench.kernels._hierarchical_numba import fast_exp
-from tkbench.kernels.hierarchical import (
+from tkbench.methods.hgk._numba import fast_exp
+from tkbench.methods.hgk.kernel import (
     Architecture,
     BlockState,
     factored_gradient,
@@ -76,7 +76,7 @@ def test_block_state_steps_equal_a_rebuild_at_every_depth(spec):
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)
 def test_fused_risk_and_gradient_equal_the_two_pass_computation(spec):
-    from tkbench.kernels.hierarchical import risk_and_gradient
+    from tkbench.methods.hgk.kernel import risk_and_gradient
 
     arch = Architecture(spec, 5)
     w = arch.initial_weights() * RNG.uniform(0.5, 2.0, arch.n_weights)

@@ -5,7 +5,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from tkbench.solvers.hinge_svm import hinge_svm
+from tkbench.methods.hgk.hinge_svm import hinge_svm
 
 
 def _problem(seed=0, m=60):

@@ -197,7 +197,7 @@ def test_the_report_hint_names_the_folder_actually_written(write_config, tmp_pat
     ({"name": "svm", "family": "svm_rbf", "grid": {"C": ["one", "two"]}}, "methods[0].grid.C[0]: 'one'"),
     ({"name": "rf", "family": "random_forest", "grid": {"n_estimators": [10, "many"]}},
      "methods[0].grid.n_estimators[1]: 'many'"),
-    ({"name": "tk", "family": "tk", "params": {"C": "big"}}, "methods[0].params.C: 'big': a number"),
+    ({"name": "tk", "family": "tk", "params": {"C": "big"}}, "methods[0].params.C: 'big': a float in the range (0.0, inf) (C)"),
     ({"name": "svm", "family": "svm_rbf", "params": {"epsilon": 0.1}},
      "a parameter of svm_rbf for regression only, and this config's datasets are classification"),
 ])

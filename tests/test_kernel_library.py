@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tkbench.kernels.library as lib
-from tkbench.kernels.library import Library, standard_library
+import tkbench.methods._shared.library as lib
+from tkbench.methods._shared.library import Library, standard_library
 
 
 def test_standard_library_has_13_n_plus_1_kernels():
@@ -47,20 +47,20 @@ def test_blocked_combination_and_quadratic_forms(monkeypatch, cache_mb):
 
 @pytest.mark.parametrize("cache_mb", [0.0, 1024.0], ids=["blocked", "cached"])
 def test_tk_bases_are_combined_through_P(cache_mb):
-    from tkbench.kernels.library import random_tk_library
+    from tkbench.methods.simplemkl.tk_bases import random_tk_library
 
     rng = np.random.default_rng(2)
     X, Y = rng.uniform(0, 1, (40, 2)), rng.uniform(0, 1, (15, 2))
     kernels = random_tk_library(2, 6, degree=1, delta=0.2, seed=3) + standard_library(2, widths=(1.0,), degrees=(2,))
     L = Library(kernels, X, cache_mb=cache_mb)
-    assert len(L.tk) == 6 and len(L) == 6 + 2 * 3
+    assert len(L.grouped) == 6 and len(L) == 6 + 2 * 3
     d = rng.dirichlet(np.ones(len(L)))
     w = rng.standard_normal(40)
     explicit = sum(d[k] * L.kernel(k) for k in range(len(L)))
     np.testing.assert_allclose(L.combined(d), explicit, rtol=1e-10)
     np.testing.assert_allclose(L.combined(d, Y), sum(d[k] * L.kernel(k, Y).T for k in range(len(L))), rtol=1e-10)
     np.testing.assert_allclose(L.quadratic_forms(w), [w @ L.kernel(k) @ w for k in range(len(L))], rtol=1e-9)
-    for k in L.tk:
+    for k in L.grouped:
         assert np.trace(L.kernel(k)) == pytest.approx(40)
     L.release_cache()
     np.testing.assert_allclose(L.combined(d), explicit, rtol=1e-10)

@@ -1,8 +1,8 @@
-"""Arithmetic on the stored kernel pair (K, K_S) of the Frank-Wolfe line search (tkbench.solvers.kernel_pair)."""
+"""Arithmetic on the stored kernel pair (K, K_S) of the Frank-Wolfe line search (tkbench.methods.tk.kernel_pair)."""
 import numpy as np
 import pytest
 
-from tkbench.solvers.kernel_pair import quadratic_difference
+from tkbench.methods.tk.kernel_pair import quadratic_difference
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -39,7 +39,7 @@ def test_quadratic_difference_checks_shapes():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_matvec_accumulates_in_float64(dtype):
-    from tkbench.solvers.kernel_pair import matvec
+    from tkbench.methods.tk.kernel_pair import matvec
 
     rng = np.random.default_rng(2)
     K = rng.standard_normal((200, 200)).astype(dtype)

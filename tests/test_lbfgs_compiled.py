@@ -1,10 +1,10 @@
-"""The compiled ascent of Algorithm 2 (tkbench/solvers/lbfgs_compiled.py, paper 004)."""
+"""The compiled ascent of Algorithm 2 (tkbench/methods/sikl/lbfgs_compiled.py, paper 004)."""
 import numpy as np
 import pytest
 
-from tkbench.kernels.cosine import cosine_value_grad
-from tkbench.solvers.lbfgs_compiled import cosine_ascent, cosine_value_grad_compiled
-from tkbench.solvers.lbfgsb_driver import minimize_lbfgsb
+from tkbench.methods.sikl.cosine import cosine_value_grad
+from tkbench.methods.sikl.lbfgs_compiled import cosine_ascent, cosine_value_grad_compiled
+from tkbench.methods.sikl.lbfgsb_driver import minimize_lbfgsb
 
 
 def _problem(seed, rows=80, n=4):

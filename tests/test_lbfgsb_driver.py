@@ -1,10 +1,10 @@
-"""The L-BFGS-B driver (tkbench/solvers/lbfgsb_driver.py) is SciPy's minimize(method="L-BFGS-B") bit for bit."""
+"""The L-BFGS-B driver (tkbench/methods/sikl/lbfgsb_driver.py) is SciPy's minimize(method="L-BFGS-B") bit for bit."""
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from tkbench.kernels.cosine import cosine_value_grad
-from tkbench.solvers.lbfgsb_driver import minimize_lbfgsb
+from tkbench.methods.sikl.cosine import cosine_value_grad
+from tkbench.methods.sikl.lbfgsb_driver import minimize_lbfgsb
 
 
 def _scipy(fun, x0, bounds, **opts):
@@ -67,7 +67,7 @@ def test_inconsistent_bounds_are_refused():
 def test_the_vectorised_duplicate_test_finds_the_first_match_one_by_one_would(symmetric):
     """Algorithm 2 counts a maximum as a repeat of the first earlier one within same_tol (gamma and -gamma the
     same when symmetric): the batched prefilter must give that answer, near the tolerance's edge too."""
-    from tkbench.solvers.sip import _Maxima, _same
+    from tkbench.methods.sikl.sip import _Maxima, _same
 
     rng = np.random.default_rng(3)
     tol = 1e-3

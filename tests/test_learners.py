@@ -9,8 +9,8 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import GridSearchCV, KFold
 
 from tkbench.bench.tuning import select_params
-from tkbench.learners import get_family, make_estimator, visible_families
-from tkbench.learners.compose import fitted_model, path_predictions, set_model_params
+from tkbench.methods import get_family, make_estimator, visible_families
+from tkbench.methods.compose import fitted_model, path_predictions, set_model_params
 
 
 def _data(task, classes=2, n=160):
@@ -105,8 +105,8 @@ def test_every_visible_family_has_valid_default_grid():
 
 
 def test_heavy_tail_scalers_are_monotone_fitted_on_training_rows_and_land_in_unit_interval():
-    """log_minmax and quantile (tkbench.learners.scalers) keep TK's [0, 1] range on heavy-tailed columns."""
-    from tkbench.learners.scalers import SCALERS, make_scaler
+    """log_minmax and quantile (tkbench.methods._shared.scalers) keep TK's [0, 1] range on heavy-tailed columns."""
+    from tkbench.methods._shared.scalers import SCALERS, make_scaler
 
     rng = np.random.default_rng(0)
     X = np.abs(rng.standard_cauchy((200, 3))) * [1.0, 300.0, 1e4]
@@ -134,7 +134,7 @@ def test_heavy_tail_scalers_are_monotone_fitted_on_training_rows_and_land_in_uni
 
 
 def test_log_minmax_refuses_negative_features_with_a_clear_error():
-    from tkbench.learners.scalers import make_scaler
+    from tkbench.methods._shared.scalers import make_scaler
 
     X = np.ones((10, 3))
     X[4, 2] = -2.5
@@ -145,7 +145,7 @@ def test_log_minmax_refuses_negative_features_with_a_clear_error():
 
 
 def test_config_scaler_reaches_the_composed_estimator():
-    from tkbench.learners.scalers import LogMinMaxScaler
+    from tkbench.methods._shared.scalers import LogMinMaxScaler
 
     est = make_estimator(get_family("tk"), "classification", scaler="log_minmax")
     assert isinstance(est.named_steps["scale"], LogMinMaxScaler)
@@ -204,14 +204,14 @@ def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_
     ("neural_net", {"max_iter": 20}), ("krr_rbf", {}),
 ])
 def test_every_family_reports_its_solver_in_one_format(family, params):
-    """Issue 49: one solver report (tkbench.solvers.report) for every family: the same standard fields."""
+    """Issue 49: one solver report (tkbench.methods._shared.report) for every family: the same standard fields."""
     import warnings
 
     import numpy as np
 
-    from tkbench.learners import get_family, make_estimator
-    from tkbench.learners.compose import fitted_model
-    from tkbench.solvers.report import STANDARD
+    from tkbench.methods import get_family, make_estimator
+    from tkbench.methods._shared.report import STANDARD
+    from tkbench.methods.compose import fitted_model
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))

@@ -10,8 +10,8 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from tkbench.bench.least_squares import decision_matrix, least_squares_error, signed_targets
 from tkbench.bench.tuning import select_params
-from tkbench.learners import get_family, make_estimator
-from tkbench.learners.nkrr import KRRClassifier
+from tkbench.methods import get_family, make_estimator
+from tkbench.methods.nkrr.estimators import KRRClassifier
 
 
 class _Fixed(BaseEstimator):

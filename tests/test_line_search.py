@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tkbench.solvers.line_search import minimise_on_segment
+from tkbench.methods._shared.line_search import minimise_on_segment
 
 
 def _quadratic(g_star: float, curvature: float = 1.0):
@@ -68,7 +68,7 @@ def test_frank_wolfe_goes_on_where_the_line_search_used_to_stop():
     kernel is ~1e4 times larger, the best step is ~0.01, and the old search returned 0 (Frank-Wolfe stopped after one
     iteration at a relative gap of 8550)."""
     from tkbench.data.registry import load_dataset
-    from tkbench.learners.tk import TKClassifier
+    from tkbench.methods.tk.estimators import TKClassifier
 
     ds = load_dataset("hill_valley")
     idx = np.random.default_rng(0).permutation(len(ds.y))[:485]

@@ -7,9 +7,9 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge
 
 from tkbench.data import load_dataset
-from tkbench.kernels.combination import combination_kernel, make_base_kernels
-from tkbench.learners.nkrr import KRRClassifier, NKRRClassifier, NKRRRegressor
-from tkbench.solvers.projected_gradient import (
+from tkbench.methods.nkrr.combination import combination_kernel, make_base_kernels
+from tkbench.methods.nkrr.estimators import KRRClassifier, NKRRClassifier, NKRRRegressor
+from tkbench.methods.nkrr.projected_gradient import (
     NKRRObjective,
     initial_point,
     project,

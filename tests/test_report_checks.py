@@ -55,8 +55,8 @@ def test_convergence_notes_count_early_stops_per_cell():
 def test_one_solver_report_fills_every_familys_iterations_and_names_its_own_stop_rule():
     """Issue 49: SIKL's iterations and HGK's steps showed "-" (the report read only TK's n_iter), and every note said
     "duality-gap tolerance" whatever the family's rule. Rows of every vintage: legacy keys and the solver report."""
+    from tkbench.methods._shared.report import SolverReport
     from tkbench.report.checks import final_fit_table
-    from tkbench.solvers.report import SolverReport
 
     sikl_rule = "t(i) - t(i-1) < epsilon t(i-1) with epsilon = 0.001, or T1 = 1000 iterations"
     new_sikl = SolverReport("semi-infinite program, paper 004 Algorithm 1", 7, False, sikl_rule).as_diagnostics()

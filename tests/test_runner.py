@@ -289,10 +289,10 @@ def test_ray_is_not_a_backend(write_config, tmp_path):
 def test_failed_rows_keep_no_machine_paths():
     from tkbench.bench.execute import _PACKAGE_ROOT, portable_traceback
 
-    text = (f'  File "{_PACKAGE_ROOT}/tkbench/learners/tk.py", line 5, in fit\n'
+    text = (f'  File "{_PACKAGE_ROOT}/tkbench/methods/tk/estimators.py", line 5, in fit\n'
             '  File "/opt/venv/lib/python3.11/site-packages/sklearn/base.py", line 9, in wrapper\n')
     out = portable_traceback(text)
-    assert 'File "<tkbench>/tkbench/learners/tk.py"' in out
+    assert 'File "<tkbench>/tkbench/methods/tk/estimators.py"' in out
     assert 'File "<site-packages>/sklearn/base.py"' in out and _PACKAGE_ROOT not in out
 
 

@@ -6,9 +6,10 @@ import pytest
 
 from tkbench.data import load_dataset
 from tkbench.errors import MissingDependencyError, TkbenchError
-from tkbench.kernels.tessellated import box, n_basis, tk_basis_kernels, tk_gradient, tk_kernel
-from tkbench.solvers.frank_wolfe import frank_wolfe
-from tkbench.solvers.sdp import SDPTooLarge, check_solver, estimate_memory_bytes, solve_tk_sdp
+from tkbench.methods._shared.conic import check_solver
+from tkbench.methods.tk.frank_wolfe import frank_wolfe
+from tkbench.methods.tk.kernel import box, n_basis, tk_basis_kernels, tk_gradient, tk_kernel
+from tkbench.methods.tk.sdp import SDPTooLarge, estimate_memory_bytes, solve_tk_sdp
 
 
 def _problem(task, m=30):
@@ -77,7 +78,7 @@ def test_clarabel_uses_the_runs_thread_budget(monkeypatch):
     import cvxpy as cp
     from threadpoolctl import threadpool_limits
 
-    from tkbench.solvers.sdp import thread_budget
+    from tkbench.methods._shared.conic import thread_budget
 
     seen = []
     real = cp.Problem.solve
@@ -125,8 +126,8 @@ def test_cancer_subsample_that_stopped_clarabel_is_solved_to_the_frank_wolfe_opt
     from tkbench.bench.plan import make_plan
     from tkbench.config import load_config
     from tkbench.data.splits import train_test_indices, training_subset
-    from tkbench.learners.registry import get_family
-    from tkbench.learners.tk import TKClassifier
+    from tkbench.methods.registry import get_family
+    from tkbench.methods.tk.estimators import TKClassifier
 
     spec = next(s for s in make_plan(load_config("configs/tkl2021_table1.yaml"))
                 if s.dataset == "cancer" and s.method == "tk_sdp" and s.size == 25 and s.split == 0)
@@ -147,8 +148,8 @@ def test_cancer_subsample_that_stopped_clarabel_is_solved_to_the_frank_wolfe_opt
 @pytest.mark.parametrize("capped", [False, True])
 def test_sdp_refit_capped_by_libsvm_certifies_nothing(cap_every_svm_solve, capped):
     """The SDP route's convergence is the refitted SVM's gap on K(P*); a refit stopped at the cap cannot give it."""
-    import tkbench.learners.tk as tk_module
-    from tkbench.learners.registry import get_family
+    import tkbench.methods.tk.estimators as tk_module
+    from tkbench.methods.registry import get_family
 
     if capped:
         cap_every_svm_solve(tk_module)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from tkbench.kernels.cosine import (
+from tkbench.methods.sikl import sip
+from tkbench.methods.sikl.cosine import (
     cosine_kernel,
     cosine_rows,
     cosine_value,
@@ -17,7 +18,6 @@ from tkbench.kernels.cosine import (
     gaussian_value_grad,
     squared_distances,
 )
-from tkbench.solvers import sip
 
 
 def _data(l=40, n=3, seed=0):  # noqa: E741
@@ -228,7 +228,7 @@ def test_level_bundle_certifies_the_maximum_of_a_piecewise_linear_function():
     optimum to 1e-11 relative, though c = 1000 dwarfs the pieces' differences."""
     from scipy.optimize import linprog
 
-    from tkbench.solvers.level_bundle import level_bundle
+    from tkbench.methods.sikl.level_bundle import level_bundle
 
     k, n, c = 4, 60, 1e3
     A = np.random.default_rng(0).standard_normal((n, k))
@@ -253,7 +253,7 @@ def test_level_bundle_projection_equals_cvxpy(seed):
     reports an empty level set as None."""
     import cvxpy as cp
 
-    from tkbench.solvers.level_bundle import _project
+    from tkbench.methods.sikl.level_bundle import _project
 
     rng = np.random.default_rng(seed)
     k, n = 3 + 4 * seed, 10 + 30 * seed
@@ -483,7 +483,7 @@ def test_optimal_criterion_beats_fixed_atoms(fitted_cm):
     assert worst <= model.t_ * (1 + 0.05)
 
 
-@pytest.mark.parametrize("search", ["scipy", "batched", "compiled"])
+@pytest.mark.parametrize("search", ["scipy", "compiled"])
 def test_finds_a_single_separating_frequency(search):
     """Labels y = sign(cos(3 x_1)): the heaviest learned frequency is (+-3, 0), with either search. Local
     adaptation can leave several atoms at nearly the same frequency (on one machine the compiled search ended with
@@ -551,38 +551,6 @@ def test_check_estimator():
     from tkbench import SIKLClassifier
 
     check_estimator(SIKLClassifier(beta=1.0, T1=5, T3=20))
-
-
-def test_batched_lbfgs_matches_scipy():
-    """The lockstep L-BFGS reaches stationary points of the same quality as SciPy's from the same starts: on a
-    smooth convex problem the same minimiser; on Eq. (5) the same best maximum, and most starts the same one."""
-    from functools import partial
-
-    from scipy.optimize import minimize
-
-    from tkbench.kernels.cosine import cosine_values_grads
-    from tkbench.solvers.lbfgs_batch import minimize_batch
-
-    A = np.diag(np.arange(1.0, 6.0))
-    quad = lambda P: (0.5 * np.einsum("ij,jk,ik->i", P, A, P) - P.sum(1), P @ A - 1.0)  # noqa: E731
-    res = minimize_batch(quad, np.random.default_rng(0).standard_normal((7, 5)) * 3, gtol=1e-10)
-    np.testing.assert_allclose(res.x, np.tile(1.0 / np.arange(1.0, 6.0), (7, 1)), atol=1e-8)
-    X, y = _data(l=60, n=4, seed=21)
-    w = _feasible_alpha(y, np.random.default_rng(22)) * y
-    beta = 0.1
-    starts = np.random.default_rng(23).standard_normal((40, 4)) * 3
-    batch = minimize_batch(lambda P: tuple(-a for a in cosine_values_grads(P, X, w, beta)), starts, gtol=1e-8)
-    ref = np.array([-minimize(lambda g: tuple(-a for a in cosine_value_grad(g, X, w, beta)), s, jac=True,
-                              method="L-BFGS-B", options={"gtol": 1e-8, "ftol": 1e-15, "maxcor": 17}).fun
-                    for s in starts])
-    assert -batch.f.min() == pytest.approx(ref.max(), rel=1e-8)
-    top = ref.max() * (1 - 1e-6)  # as many starts reach the best maximum (the two line searches differ)
-    assert abs(np.mean(-batch.f >= top) - np.mean(ref >= top)) <= 0.2
-    gv = cosine_values_grads(batch.x, X, w, beta)[1]
-    assert np.abs(gv).max() < 1e-6  # every row stopped at a stationary point
-    found = sip.global_search(None, 4, 5.0, np.random.default_rng(0), T2=4, T3=200, gtol=1e-8, same_tol=1e-3,
-                              symmetric=True, batch_value_grad=partial(cosine_values_grads, X=X, w=w, beta=beta))
-    assert found.values[0] == pytest.approx(ref.max(), rel=1e-6) and found.repeats - len(found.points) >= 4
 
 
 def test_inaccurate_qcqp_solutions_are_accepted_and_counted(monkeypatch):

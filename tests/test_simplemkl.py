@@ -7,8 +7,8 @@ import pytest
 from sklearn.svm import SVC
 
 from tkbench.data import load_dataset
-from tkbench.kernels.library import BaseKernel, Library, standard_library
-from tkbench.solvers.reduced_gradient import simple_mkl
+from tkbench.methods._shared.library import BaseKernel, Library, standard_library
+from tkbench.methods.simplemkl.reduced_gradient import simple_mkl
 
 
 def _data(task, m=40):
@@ -73,7 +73,7 @@ def test_one_kernel_library_is_a_plain_svm():
 def test_scikit_learn_estimator_checks(est):
     from sklearn.utils.estimator_checks import check_estimator
 
-    from tkbench.learners.simplemkl import SimpleMKLClassifier, SimpleMKLRegressor
+    from tkbench.methods.simplemkl.estimators import SimpleMKLClassifier, SimpleMKLRegressor
 
     model = (SimpleMKLClassifier if est == "classifier" else SimpleMKLRegressor)(max_iter=3, widths=(1.0,),
                                                                                   degrees=(1,))
@@ -103,8 +103,8 @@ def test_simplemkl_family_runs_from_a_config(write_config, tmp_path):
 
 @pytest.mark.parametrize("family,n_tk,n_std", [("simplemkl_tk", 300, 0), ("simplemkl_tk_plus", 300, 13 * 3)])
 def test_simplemkl_over_random_tk_bases(family, n_tk, n_std):
-    from tkbench.learners import get_family, make_estimator
-    from tkbench.learners.compose import fitted_model
+    from tkbench.methods import get_family, make_estimator
+    from tkbench.methods.compose import fitted_model
 
     X, y = _data("classification", 60)
     est = make_estimator(get_family(family), "classification", random_state=7)
@@ -137,8 +137,8 @@ def test_cv_along_the_grid_with_warm_starts_picks_the_same_parameters():
     import dataclasses
 
     from tkbench.bench.tuning import select_params
-    from tkbench.learners import get_family
-    from tkbench.learners.compose import fitted_model, make_estimator
+    from tkbench.methods import get_family
+    from tkbench.methods.compose import fitted_model, make_estimator
 
     ds = load_dataset("liver")
     X, y = ds.X[:120], ds.y[:120]
@@ -185,7 +185,7 @@ def test_descent_does_not_stall_on_weights_near_zero(m, seed, tiny_start):
 
 @pytest.mark.parametrize("capped", [False, True])
 def test_simplemkl_never_certifies_a_gap_from_a_capped_svm_solve(cap_every_svm_solve, capped):
-    import tkbench.solvers.reduced_gradient as rg
+    import tkbench.methods.simplemkl.reduced_gradient as rg
 
     if capped:
         cap_every_svm_solve(rg)

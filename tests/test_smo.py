@@ -1,12 +1,12 @@
-"""The warm-startable SMO solver (tkbench.solvers.smo) against LIBSVM and against itself."""
+"""The warm-startable SMO solver (tkbench.methods._shared.smo) against LIBSVM and against itself."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from tkbench.data import load_dataset
-from tkbench.solvers.smo import WarmStart, smo_dual
-from tkbench.solvers.svm import solve_dual
+from tkbench.methods._shared.smo import WarmStart, smo_dual
+from tkbench.methods._shared.svm import solve_dual
 
 
 def _rbf(X: np.ndarray, gamma: float = 0.5) -> np.ndarray:

@@ -72,8 +72,8 @@ def test_methods_lists_a_familys_parameters_with_defaults_and_meaning():
 
 def test_every_parameter_of_every_family_has_a_meaning():
     """The meanings come from the estimators' docstrings: a new parameter without one fails here."""
-    from tkbench.learners import visible_families
-    from tkbench.learners.describe import parameters
+    from tkbench.methods import visible_families
+    from tkbench.methods.describe import parameters
 
     missing = [f"{fam.name}.{p.name} ({task})" for fam in visible_families() for task in fam.tasks
                for p in parameters(fam, task) if not p.meaning and p.name != "solver"]

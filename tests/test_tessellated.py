@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from tkbench.kernels.tessellated import box, n_basis, tk_basis, tk_diagonal, tk_gradient, tk_kernel
+from tkbench.methods.tk.kernel import box, n_basis, tk_basis, tk_diagonal, tk_gradient, tk_kernel
 
 
 def _random_psd(size, rng, definite=False):
@@ -148,7 +148,7 @@ def test_gradient_matrix_gives_the_quadratic_form(basis, d):
 
 
 def test_blocking_does_not_change_the_result(monkeypatch):
-    import tkbench.kernels.tessellated as tk
+    import tkbench.methods.tk.kernel as tk
 
     monkeypatch.setenv("TKBENCH_TK_ENGINE", "numpy")  # row blocks belong to the NumPy engine
     rng = np.random.default_rng(0)
@@ -180,7 +180,7 @@ def test_cross_kernel_is_consistent_with_its_transpose(basis):
 @pytest.mark.parametrize("basis", ["x", "zx"])
 @pytest.mark.parametrize("d", [0, 1, 2])
 def test_numba_and_numpy_engines_agree(basis, d, monkeypatch):
-    import tkbench.kernels.tessellated as tk
+    import tkbench.methods.tk.kernel as tk
 
     monkeypatch.setenv("TKBENCH_TK_ENGINE", "numba")
     if tk.engine() != "numba":
@@ -221,7 +221,7 @@ def test_diagonal_equals_the_kernel_matrix_diagonal(n, d, basis):
 def test_the_symmetric_training_kernel_equals_the_general_one(basis, d, monkeypatch):
     """tk_kernel(X, None, P) with a symmetric P visits half the pairs (numba): the same matrix as the general
     (X, Y) path with Y a copy of X, and as the NumPy reference; exactly symmetric."""
-    import tkbench.kernels.tessellated as tk
+    import tkbench.methods.tk.kernel as tk
 
     monkeypatch.setenv("TKBENCH_TK_ENGINE", "numba")
     if tk.engine() != "numba":
@@ -243,12 +243,12 @@ def test_the_symmetric_training_kernel_equals_the_general_one(basis, d, monkeypa
 def test_the_compiled_passes_agree_across_column_blocks(basis, d, monkeypatch):
     """The compiled loops take the columns in blocks of BLOCK (256): rows and columns that span several blocks
     and end mid-block give the NumPy reference's training kernel, cross kernel and gradient."""
-    import tkbench.kernels.tessellated as tk
+    import tkbench.methods.tk.kernel as tk
 
     monkeypatch.setenv("TKBENCH_TK_ENGINE", "numba")
     if tk.engine() != "numba":
         pytest.skip("numba is not installed")
-    from tkbench.kernels._tk_numba import BLOCK
+    from tkbench.methods.tk._numba import BLOCK
 
     rng = np.random.default_rng(5)
     X, Y = rng.uniform(0, 1, (2 * BLOCK + 37, 3)), rng.uniform(0, 1, (BLOCK + 5, 3))

@@ -1,4 +1,4 @@
-"""The compiled-or-NumPy choice of the TK passes (tkbench.compiled): a small fit in a fresh process never loads
+"""The compiled-or-NumPy choice of the TK passes (tkbench.methods._shared.compiled): a small fit in a fresh process never loads
 numba, gives the compiled fit's model to rounding, and the choice turns compiled once NumPy has cost as much as
 loading numba (ski rental), for any problem above SMALL_PAIRS, after the warm-up, and when forced."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from tkbench import compiled
-from tkbench.solvers.kernel_pair import quadratic_difference
+from tkbench.methods._shared import compiled
+from tkbench.methods.tk.kernel_pair import quadratic_difference
 
 FRESH_FIT = r"""
 import json, sys
@@ -22,7 +22,7 @@ ds = load_dataset("liver")
 X, y, Xt = ds.X[:200], ds.y[:200], ds.X[200:]
 auto = TKClassifier(C=10.0, delta=0.1, basis="x").fit(X, y)
 out = {"numba_imported": "numba" in sys.modules, "auto": auto.decision_function(Xt).tolist()}
-from tkbench import compiled
+from tkbench.methods._shared import compiled
 compiled.mark_loaded()
 fast = TKClassifier(C=10.0, delta=0.1, basis="x").fit(X, y)
 out["numba_after"] = "numba" in sys.modules
@@ -81,7 +81,7 @@ def test_the_warm_up_marks_the_compiled_code_loaded(fresh_state, monkeypatch):
     monkeypatch.delenv(compiled.ENV, raising=False)
     if not compiled.available():
         pytest.skip("numba is not installed")
-    from tkbench.kernels.warmup import warmup
+    from tkbench.methods.tk.warmup import warmup
 
     warmup(1)
     assert compiled.loaded() and compiled.use_compiled(10)

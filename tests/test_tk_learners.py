@@ -7,8 +7,8 @@ from sklearn.svm import SVC, SVR
 from sklearn.utils.estimator_checks import check_estimator
 
 from tkbench.data import load_dataset
-from tkbench.kernels.tessellated import tk_kernel
-from tkbench.learners.tk import TKClassifier, TKRegressor
+from tkbench.methods.tk.estimators import TKClassifier, TKRegressor
+from tkbench.methods.tk.kernel import tk_kernel
 
 
 @pytest.mark.parametrize("est", [TKClassifier(max_iter=5), TKRegressor(max_iter=5)], ids=lambda e: type(e).__name__)
@@ -35,7 +35,7 @@ def test_decision_on_training_points_equals_the_trained_svm(basis):
     H = np.eye(len(X)) - 1.0 / len(X)
     svm = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(H @ K @ H, y)  # the solver sees the centred kernel
     np.testing.assert_allclose(clf.decision_function(X), svm.decision_function(H @ K @ H), atol=1e-6)
-    from tkbench.solvers.smo import smo_dual  # FW with our SMO: the SVM on its kernel
+    from tkbench.methods._shared.smo import smo_dual  # FW with our SMO: the SVM on its kernel
 
     signed = np.where(y == clf.classes_[1], 1.0, -1.0)
     sol, _ = smo_dual(H @ K @ H, signed, task="classification", C=10.0, tol=1e-8)
@@ -67,7 +67,7 @@ def test_regressor_matches_svr_on_its_kernel_and_learns():
     H = np.eye(len(X)) - 1.0 / len(X)
     svr = SVR(kernel="precomputed", C=100.0, epsilon=0.1, tol=1e-8).fit(H @ K @ H, y)
     np.testing.assert_allclose(reg.predict(X), svr.predict(H @ K @ H), atol=1e-5)
-    from tkbench.solvers.smo import smo_dual  # FW with our SMO: the SVR on its kernel, to rounding
+    from tkbench.methods._shared.smo import smo_dual  # FW with our SMO: the SVR on its kernel, to rounding
 
     smo = TKRegressor(C=100.0, epsilon=0.1, delta=0.1, tol=1e-3, svm_tol=1e-8, dual_solver="smo").fit(X, y)
     Ks = H @ tk_kernel(smo._scale(X), None, smo.P_, smo.a_, smo.b_, 1, "x") @ H
@@ -202,8 +202,8 @@ def test_float32_kernel_storage_is_centred_before_rounding():
     delta = 1 is ~1e11 times its centred part, so rounding before centring would leave a constant matrix; the
     row-block path centres in float64 first: the stored matrix equals the float64 centred kernel to float32
     precision of its own scale, and the classifier learns."""
-    from tkbench.kernels.tessellated import box
-    from tkbench.learners.tk import _centred, _kernel_rows
+    from tkbench.methods.tk.estimators import _centred, _kernel_rows
+    from tkbench.methods.tk.kernel import box
 
     ds = load_dataset("ionosphere")
     rng = np.random.default_rng(0)

@@ -191,7 +191,7 @@ def methods(
     task: str = typer.Option(None, "--task", metavar="TASK", help="classification | regression (default: the family's first)"),
 ) -> None:
     """The method families (solvers, tasks, default CV grids); with FAMILY, its parameters."""
-    from tkbench.learners import load_families, visible_families
+    from tkbench.methods import load_families, visible_families
 
     FAMILIES = load_families()
 
@@ -217,7 +217,7 @@ def methods(
 
 
 def _family_parameters(fam, task: str | None) -> None:
-    from tkbench.learners.describe import parameters
+    from tkbench.methods.describe import parameters
 
     task = task or fam.tasks[0]
     table = Table(title=f"{fam.name} ({task}): parameters for params / grid in a config")

@@ -166,7 +166,7 @@ class MethodEntry(_Strict):
     family: str = Field(description="a method family (tkbench methods); set from 'estimator' when that is given")
     estimator: str | None = Field(None, description="any scikit-learn estimator class by import path, e.g. "
                                   "sklearn.linear_model.LogisticRegression (instead of 'family'; "
-                                  "tkbench.learners.external)")
+                                  "tkbench.methods.external)")
     solver: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     per_dataset: dict[str, dict[str, Any]] = Field(
@@ -189,7 +189,7 @@ class MethodEntry(_Strict):
         None, description="choose the hyper-parameters by CV on at most this many of the training rows (seeded), "
         "then fit on all of them (or on max_train), or {dataset label: rows}; the report says so")
     scaler: str | None = Field(None, description="input pre-processing, fitted on the training rows (default: the "
-                               "family's own); one of tkbench.learners.scalers.SCALERS")
+                               "family's own); one of tkbench.methods._shared.scalers.SCALERS")
     target_scaler: Literal["none", "standard", "minmax_pm1"] | None = None
     reference: str | None = Field(None, description="the method's key in the reference file (default: name)")
 
@@ -500,9 +500,9 @@ def _paper_only_problems(exp: Experiment, ref: Path) -> list[tuple[str, Any, str
 
 
 def _density_method_problems(where: str, m: MethodEntry) -> list[tuple[str, Any, str]]:
-    """A density experiment's methods are kernel classes (tkbench.kernels.classes), fitted by cvxpy."""
-    from tkbench.kernels.classes import CLASSES
-    from tkbench.solvers.sdp import SOLVERS
+    """A density experiment's methods are kernel classes (tkbench.bench.kernel_classes), fitted by cvxpy."""
+    from tkbench.bench.kernel_classes import CLASSES
+    from tkbench.methods._shared.conic import SOLVERS
 
     if m.family not in CLASSES:
         return [(f"{where}.family", m.family, f"one of the kernel classes of a density experiment: {', '.join(CLASSES)}")]
@@ -522,14 +522,13 @@ def _density_method_problems(where: str, m: MethodEntry) -> list[tuple[str, Any,
 
 def _defaults(fam, tasks: list[str], solver: str | None) -> dict[str, Any]:
     """Per parameter of the family's estimators for ``tasks``: ``(default value, scikit-learn constraints or None)``
-    (the estimator's ``_parameter_constraints``, scikit-learn's own declaration of what a parameter takes, or a
-    tkbench estimator's partial ``_config_constraints`` in the same format)."""
+    (the estimator's ``_parameter_constraints``: scikit-learn's declaration of what a parameter takes, which every
+    tkbench estimator makes once and checks in ``fit``)."""
     out: dict[str, Any] = {}
     for task in tasks or [fam.tasks[0]]:
         if task in fam.tasks:
             est = fam.build(task, solver or fam.default_solver, {}, 0)
-            constraints = {**getattr(type(est), "_parameter_constraints", {}),
-                           **getattr(type(est), "_config_constraints", {})}
+            constraints = getattr(type(est), "_parameter_constraints", {})
             out.update({k: (v, constraints.get(k)) for k, v in est.get_params(deep=False).items()})
     return out
 
@@ -547,26 +546,22 @@ def _not_a_param(fam, key: str, allowed: set[str], tasks: list[str], solver: str
 
 def _type_problems(where: str, key: str, values: list[Any], defaults: dict[str, Any], listed: bool
                    ) -> list[tuple[str, Any, str]]:
-    """Values a parameter cannot take. With the estimator's scikit-learn ``_parameter_constraints`` for ``key``,
-    those decide (``C: ten`` for an SVC: "must be a float in the range (0.0, inf]"); else the default's type does:
-    text for a number, anything but true / false for a flag (defaults that are text or None are not checked)."""
+    """Values a parameter cannot take, by the estimator's scikit-learn ``_parameter_constraints`` for ``key``
+    (``C: ten`` for an SVC: "must be a float in the range (0.0, inf]"). An estimator that declares nothing for
+    ``key`` (an external one) checks its value itself when the run fits it."""
     from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
-    default, constraints = defaults.get(key, (None, None))
+    _, constraints = defaults.get(key, (None, None))
     out = []
+    if constraints is None:
+        return out
     for i, value in enumerate(values):
         at = f"{where}[{i}]" if listed else where
-        if constraints is not None:
-            try:
-                validate_parameter_constraints({key: constraints}, {key: value}, caller_name="the estimator")
-            except InvalidParameterError as exc:
-                said = str(exc).split(" must be ", 1)[-1].split(". Got ", 1)[0]
-                out.append((at, value, f"{said} ({key})"))
-        elif isinstance(default, bool):
-            if not isinstance(value, bool):
-                out.append((at, value, f"true or false ({key} is a flag; default {str(default).lower()})"))
-        elif isinstance(default, int | float) and isinstance(value, str | bool | list | dict):
-            out.append((at, value, f"a number ({key} defaults to {default!r})"))
+        try:
+            validate_parameter_constraints({key: constraints}, {key: value}, caller_name="the estimator")
+        except InvalidParameterError as exc:
+            said = str(exc).split(" must be ", 1)[-1].split(". Got ", 1)[0]
+            out.append((at, value, f"{said} ({key})"))
     return out
 
 
@@ -574,10 +569,10 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     """Checks that need the registries: dataset names and options, families, solvers, parameters, grids."""
     from tkbench.data import registry as data_registry
     from tkbench.data import synthetic
-    from tkbench.learners.registry import get_family, load_families
+    from tkbench.methods.registry import get_family, load_families
 
     FAMILIES = load_families()
-    from tkbench.learners.scalers import SCALERS
+    from tkbench.methods._shared.scalers import SCALERS
 
     problems: list[tuple[str, Any, str]] = []
     labels: dict[str, int] = {}

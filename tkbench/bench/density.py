@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from sklearn.preprocessing import MinMaxScaler
 
+from tkbench.bench.kernel_classes import get_kernel_class
+from tkbench.bench.kernel_fit import NORMS, KernelFitProblem, optimal_kernel_matrix
 from tkbench.data import load_dataset
-from tkbench.kernels.classes import get_kernel_class
-from tkbench.solvers.kernel_fit import NORMS, KernelFitProblem, optimal_kernel_matrix
 
 
 def balanced_draw(y: np.ndarray, size: int, seed: int) -> np.ndarray:

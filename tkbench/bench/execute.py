@@ -24,8 +24,8 @@ from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
 from tkbench.data.base import select_features  # noqa: F401 (also used by the run kinds)
 from tkbench.data.registry import fixed_split
-from tkbench.learners import get_family, make_estimator
-from tkbench.learners.compose import fitted_model, set_model_params, takes_checkpoint
+from tkbench.methods import get_family, make_estimator
+from tkbench.methods.compose import fitted_model, set_model_params, takes_checkpoint
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout (or install prefix) holding tkbench/
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from tkbench.data import load_dataset
 from tkbench.data.base import select_features
-from tkbench.learners import get_family
-from tkbench.learners.scalers import make_scaler
+from tkbench.methods import get_family
+from tkbench.methods._shared.scalers import make_scaler
 
 
 def run_landscape(spec: dict[str, Any], row: dict[str, Any]) -> None:

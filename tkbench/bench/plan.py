@@ -17,10 +17,10 @@ from typing import Any
 
 from tkbench.config import Experiment, Landscape
 from tkbench.data import dataset_fingerprint, split_seed, task_of, user_csv
-from tkbench.learners import get_family
+from tkbench.keys import without_implied
+from tkbench.methods import get_family
 
 RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
-OPTIONAL_FIELDS = ("features", "landscape", "tuning", "cv_score", "cv_size")
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,7 @@ class RunSpec:
         d = asdict(self)
         for k in ("experiment", "label", "timeout", "blas_threads", "key", "method"):
             d.pop(k)
-        for k in OPTIONAL_FIELDS:  # fields added after rows were stored: absent when unset, so old keys hold
-            if d[k] is None:
-                d.pop(k)
+        d = without_implied(d, "run")  # fields added after rows were stored (tkbench.keys): old keys hold
         if self.dataset == user_csv.NAME:  # a user's CSV: its sha256 and label rule, not where the file lies
             d["options"] = user_csv.identity(d["options"])
         d["schema"] = RUN_SCHEMA

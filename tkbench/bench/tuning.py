@@ -20,8 +20,8 @@ from sklearn.compose import TransformedTargetRegressor
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from tkbench.bench.least_squares import least_squares_error
-from tkbench.learners.compose import fitted_model, path_predictions, set_model_params, takes_checkpoint
-from tkbench.learners.registry import Family
+from tkbench.methods.compose import fitted_model, path_predictions, set_model_params, takes_checkpoint
+from tkbench.methods.registry import Family
 
 
 def score(task: str, y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -218,9 +218,10 @@ def tuning_key(spec: dict[str, Any], r: int, seed: int) -> str:
     import hashlib
     import json
 
+    from tkbench.keys import without_implied
+
     ident = {k: spec.get(k) for k in _TUNING_FIELDS} | {"tune_split": r, "tune_seed": seed}
-    if spec.get("cv_score"):  # added later: absent when unset, so that earlier keys hold
-        ident["cv_score"] = spec["cv_score"]
+    ident = without_implied(ident | {"cv_score": spec.get("cv_score")}, "tuning")  # added later: tkbench.keys
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -156,7 +156,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
 
 def _least_squares_methods(exp) -> set[str]:
     """The methods whose family fits decision values to +-1 labels (``Family.least_squares``)."""
-    from tkbench.learners.registry import get_family
+    from tkbench.methods.registry import get_family
 
     out = set()
     for m in exp.methods:
@@ -195,7 +195,7 @@ def _size_notes(res: Results, reference: Reference | None) -> list[str]:
 
 def _sdp_notes(res: Results) -> list[str]:
     """Per SDP method: the interior-point solver's reported statuses and the independent certificate of each
-    solution, the duality gap of the SVM refitted on K(P*) (paper 003 eq. (12); tkbench.learners.tk)."""
+    solution, the duality gap of the SVM refitted on K(P*) (paper 003 eq. (12); tkbench.methods.tk.estimators)."""
     if res.rows.empty or "diagnostics" not in res.rows:
         return []
     notes = []

@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from tkbench.methods._shared.report import read_report
 from tkbench.report.plots import plain
-from tkbench.solvers.report import read_report
 
 
 def _ok_cells(res) -> list[tuple[str, str, pd.DataFrame]]:
@@ -98,7 +98,7 @@ def solver_grid_notes(res, threshold: float = 0.5) -> list[str]:
 
 def convergence_notes(res) -> list[str]:
     """Cells in which some final fits stopped before meeting their solver's stop rule (the solver report's
-    ``converged`` false; :mod:`tkbench.solvers.report`), with the rule in the solver's own words where the rows
+    ``converged`` false; :mod:`tkbench.methods._shared.report`), with the rule in the solver's own words where the rows
     give it, the largest certificate left and what to change."""
     notes = []
     for ds, method, cell in _ok_cells(res):
@@ -131,7 +131,7 @@ def convergence_notes(res) -> list[str]:
 
 def _family_rules(cell) -> set[str]:
     """The stop rule of the families of a cell's rows (``Family.stop_rule``), for rows that do not give theirs."""
-    from tkbench.learners.registry import get_family
+    from tkbench.methods.registry import get_family
 
     rules = set()
     for family in {(spec or {}).get("family") for spec in cell.get("spec", [])} - {None}:

@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from tkbench.solvers.report import read_report  # noqa: E402
+from tkbench.methods._shared.report import read_report  # noqa: E402
 
 TRACE_FIELDS = ("fw_gap", "gap", "relative_gap", "loss", "objective")
 

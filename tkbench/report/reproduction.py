@@ -15,6 +15,17 @@ from pathlib import Path
 
 from tkbench.report.build import build_report
 
+# the papers, in the order of README's "at a glance" table (their text: ../shared/papers, README there)
+PAPERS = {
+    "000": 'Colbert & Peet, "A Convex Parametrization of a New Class of Universal Kernel Functions", *JMLR* 21(45), '
+           "2020",
+    "003": '"An Efficient Algorithm for Tessellated Kernel Learning", anonymous ICML submission, 2021',
+    "001": 'Cortes, Mohri & Rostamizadeh, "Learning Non-Linear Combinations of Kernels", *NIPS* 2009',
+    "004": 'Ghiasi-Shirazi, Safabakhsh & Shamsi, "Learning Translation Invariant Kernels for Classification", '
+           "*JMLR* 11, 2010",
+    "002": 'Steinwart, Thomann & Schmid, "Learning with Hierarchical Gaussian Kernels", preprint, 2016',
+}
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -22,6 +33,12 @@ class Entry:
     title: str
     reuse: tuple[str, ...] = ()  # results folders with the same runs (`--reuse`)
     jobs: int = 2  # workers; timing sweeps run one fit at a time so that their times are not contended
+    paper: str = ""  # the key of PAPERS this entry reproduces or checks (its title names it too)
+
+    @property
+    def checked(self) -> bool:
+        """An investigation of a reproduction's gap (``investigate_*``), not a table or figure of the paper."""
+        return self.config.startswith("investigate_")
 
     @property
     def command(self) -> str:
@@ -31,45 +48,55 @@ class Entry:
 
 ENTRIES = (
     Entry("colbert2020_table1", "Paper 000 (Colbert & Peet 2020), Table 1: TK, SimpleMKL, SimpleMKL TK / TK+, neural net",
-          ("results/mkl_uci", "results/tk_uci")),
+          ("results/mkl_uci", "results/tk_uci"), paper="000"),
     Entry("investigate_liver_simplemkl", "Checked: why Liver SimpleMKL is above paper 000 Table 1 (C, input scaling, library)",
-          ("results/mkl_uci",)),
-    Entry("colbert2020_density", "Paper 000, Figure 2: approximating a +-1 kernel matrix by TK, GPK and Gaussian sums"),
-    Entry("colbert2020_scaling", "Paper 000, Figures 3-4: SDP and SimpleMKL-TK time against m", jobs=1),
-    Entry("colbert2020_surfaces", "Paper 000, Figure 6: decision surfaces of TK and SimpleMKL"),
-    Entry("tkl2021_table1", "Paper 003, Table 1: TK learning time, SDP against Frank-Wolfe"),
-    Entry("tkl2021_table2", "Paper 003, Table 2: TKL, SimpleMKL, neural net, random forest on six UCI sets"),
-    Entry("investigate_gas_turbine_size", "Checked: Gas Turbine MSE against the number of training rows (TKL, RF, NN)"),
-    Entry("investigate_airfoil_tk", "Checked: Airfoil TKL at fixed (C, delta), with 5-fold CV, and on fewer rows"),
-    Entry("investigate_hill_valley_tk", "Checked: Hill-Valley TKL under min-max, log then min-max, and quantile scaling"),
-    Entry("tkl2021_convergence", "Paper 003, Figure 2: Frank-Wolfe duality gap against iteration"),
+          ("results/mkl_uci",), paper="000"),
+    Entry("colbert2020_density", "Paper 000, Figure 2: approximating a +-1 kernel matrix by TK, GPK and Gaussian sums", paper="000"),
+    Entry("colbert2020_scaling", "Paper 000, Figures 3-4: SDP and SimpleMKL-TK time against m", jobs=1, paper="000"),
+    Entry("colbert2020_surfaces", "Paper 000, Figure 6: decision surfaces of TK and SimpleMKL", paper="000"),
+    Entry("sdp_uci", "Paper 000, comparator sweep: TK by SDP (Clarabel) beside Frank-Wolfe on 120-row subsamples "
+          "of Liver and Ionosphere", paper="000"),
+    Entry("mkl_uci", "Paper 000, comparator sweep: SimpleMKL, SimpleMKL TK and SimpleMKL TK+ on Liver and "
+          "Ionosphere (reused by Table 1)", paper="000"),
+    Entry("tk_uci", "Paper 000 / 003, comparator sweep: TK learned by Frank-Wolfe on Liver and Airfoil (reused by "
+          "Table 1)", paper="000"),
+    Entry("tkl2021_table1", "Paper 003, Table 1: TK learning time, SDP against Frank-Wolfe", paper="003"),
+    Entry("tkl2021_table2", "Paper 003, Table 2: TKL, SimpleMKL, neural net, random forest on six UCI sets", paper="003"),
+    Entry("investigate_gas_turbine_size", "Checked: Gas Turbine MSE against the number of training rows (TKL, RF, NN)", paper="003"),
+    Entry("investigate_airfoil_tk", "Checked: Airfoil TKL at fixed (C, delta), with 5-fold CV, and on fewer rows", paper="003"),
+    Entry("investigate_hill_valley_tk", "Checked: Hill-Valley TKL under min-max, log then min-max, and quantile scaling", paper="003"),
+    Entry("baselines_uci", "Paper 003, comparator sweep: random forest, neural net and RBF SVM on the 13 UCI sets "
+          "(30 splits), beside Table 2 where it has them", paper="003"),
+    Entry("tkl2021_convergence", "Paper 003, Figure 2: Frank-Wolfe duality gap against iteration", paper="003"),
+    Entry("bench_tk_scaling", "Paper 003, benchmark: Frank-Wolfe time and memory against m and q on CCPP, the TK "
+          "kernel's own time (make bench)", jobs=1, paper="003"),
     Entry("tkl2021_scaling", "Paper 003, Figure 3: Frank-Wolfe time against m and q (CCPP)", ("results/bench_tk_scaling",),
-          jobs=1),
+          jobs=1, paper="003"),
     Entry("tkl2021_scaling_gas_turbine", "Paper 003 at full size: Frank-Wolfe time against m up to 29 386 rows "
-          "(Gas Turbine)", jobs=1),
+          "(Gas Turbine)", jobs=1, paper="003"),
     Entry("cortes2009_figure1", "Paper 001 (Cortes, Mohri & Rostamizadeh 2009), Figure 1: the NKRR objective over two "
-          "kernel weights", jobs=1),
+          "kernel weights", jobs=1, paper="001"),
     Entry("cortes2009_uci", "Paper 001: NKRR against uniform and learned linear combinations and RBF KRR (our "
-          "experiment: the paper's text has no table)"),
+          "experiment: the paper's text has no table)", paper="001"),
     Entry("ghiasi2010_table2", "Paper 004 (Ghiasi-Shirazi, Safabakhsh & Shamsi 2010), Tables 2-3: SG, GM, CM and CGM on "
-          "the Raetsch benchmark (error, training time, evaluation time and model size)"),
+          "the Raetsch benchmark (error, training time, evaluation time and model size)", paper="004"),
     Entry("ghiasi2010_complexity", "Paper 004, section 9.4 and Figure 3: complexity control on Heart (beta by CV "
-          "against beta = 1e-6 with C by CV)"),
-    Entry("ghiasi2010_digits", "Paper 004, sections 9.2-9.3: the cosine mixture on USPS and MNIST (Table 4)", jobs=1),
+          "against beta = 1e-6 with C by CV)", paper="004"),
+    Entry("ghiasi2010_digits", "Paper 004, sections 9.2-9.3: the cosine mixture on USPS and MNIST (Table 4)", jobs=1, paper="004"),
     Entry("steinwart2016_table1", "Paper 002 (Steinwart, Thomann & Schmid 2016), Table 1: hierarchical Gaussian "
-          "kernels against the least-squares SVM, random forests and neural nets (least-squares error)"),
+          "kernels against the least-squares SVM, random forests and neural nets (least-squares error)", paper="002"),
     Entry("investigate_hgk_reductions", "Checked: what 3 draws instead of the paper's 30 cost on cycle (RF, SVM and "
-          "neural net at fixed parameters)", ("results/steinwart2016_table1",)),
+          "neural net at fixed parameters)", ("results/steinwart2016_table1",), paper="002"),
     Entry("investigate_multiclass_reading", "Checked: which least-squares error paper 002 reports on its multi-class "
-          "sets (one-vs-all against the class code as a regression target; untuned random forest)"),
+          "sets (one-vs-all against the class code as a regression target; untuned random forest)", paper="002"),
     Entry("investigate_rf_defaults", "Checked: paper 002's RF column against scikit-learn's forest defaults and R's "
-          "randomForest regression defaults (mtry = p / 3, nodesize 5)"),
+          "randomForest regression defaults (mtry = p / 3, nodesize 5)", paper="002"),
     Entry("investigate_line_search", "Checked: the first trial step of Algorithm 1's line search in paper 002 "
-          "(1 at every step against twice the previous step), on the first draw of every Table 1 set"),
+          "(1 at every step against twice the previous step), on the first draw of every Table 1 set", paper="002"),
     Entry("investigate_grid_search", "Checked: how step 3 of Algorithm 1 in paper 002 scores (lambda, gamma): the "
-          "error on D2 against 5-fold CV within D1, at M = 15 on four Table 1 sets"),
+          "error on D2 against 5-fold CV within D1, at M = 15 on four Table 1 sets", paper="002"),
     Entry("investigate_updrs_hgk", "Checked: why paper 002's HGK on updrs is out of our reach: a Gaussian kernel on "
-          "age, sex and test_time alone, and Algorithm 1's inhomogeneous kernel with 19 or those 3 features"),
+          "age, sex and test_time alone, and Algorithm 1's inhomogeneous kernel with 19 or those 3 features", paper="002"),
 )
 
 
@@ -93,6 +120,92 @@ def _progress(root: Path, name: str) -> tuple[int, int]:
     plan = make_plan(load_config(root / "configs" / f"{name}.yaml"))
     statuses = ResultStore(root / "results" / name).statuses()
     return sum(statuses.get(s.key) in ("ok", "failed", "timeout") for s in plan), len(plan)
+
+
+VERDICTS = ("within 1 std", "better", "worse")
+GLANCE_BEGIN = "<!-- at a glance: generated by `tkbench report --all` from the committed rows; do not edit -->"
+GLANCE_END = "<!-- end of the generated table -->"
+
+
+def verdict_counts(root: Path, entry: Entry) -> dict[str, int] | None:
+    """How the cells of an accuracy config with paper numbers compare with the paper: counts of the verdicts of
+    its metric tables (tkbench.report.tables.verdict) plus ``no std`` (the paper prints none); None when the config
+    has no paper numbers or no rows."""
+    from tkbench.config import load_config
+    from tkbench.report.aggregate import load_results, summarize
+    from tkbench.report.build import _least_squares_methods, _ref_names, _reference
+    from tkbench.report.tables import metric_tables
+
+    config = root / "configs" / f"{entry.config}.yaml"
+    rows = root / "results" / entry.config / "rows"
+    if not rows.is_dir() or not any(rows.glob("*.json")):
+        return None
+    exp = load_config(config)
+    if exp.kind != "accuracy" or exp.reference is None:
+        return None
+    res = load_results(root / "results" / entry.config, config)
+    tables = metric_tables(summarize(res), _reference(res), _ref_names(res),
+                           least_squares=_least_squares_methods(exp))
+    counts = dict.fromkeys((*VERDICTS, "no std"), 0)
+    for table in tables:
+        if "Verdict" not in table.columns:
+            continue
+        at = table.columns.index("Verdict")
+        for row in table.rows:
+            text = row[at].text
+            if text in VERDICTS:
+                counts[text] += 1
+            elif text.startswith("paper gives no std"):
+                counts["no std"] += 1
+    return counts
+
+
+def at_a_glance(root: str | Path = ".") -> list[tuple[str, str, str, str]]:
+    """One line per paper: (paper, its configs, runs finished / planned, how its tables compare with the paper),
+    computed from the committed rows; README's table is this, written by :func:`build_all`."""
+    root = Path(root)
+    lines = []
+    for key, citation in PAPERS.items():
+        entries = [e for e in ENTRIES if e.paper == key and (root / "configs" / f"{e.config}.yaml").exists()]
+        done = planned = 0
+        compared = []
+        for entry in entries:
+            rows = root / "results" / entry.config / "rows"
+            if rows.is_dir() and any(rows.glob("*.json")):
+                d, n = _progress(root, entry.config)
+                done, planned = done + d, planned + n
+            counts = None if entry.checked else verdict_counts(root, entry)
+            if counts is not None and sum(counts.values()):
+                cells = sum(counts.values())
+                said = f"{counts['within 1 std']} of {cells} cells within one paper std, {counts['better']} better, " \
+                       f"{counts['worse']} worse"
+                said += f", {counts['no std']} without a paper std" if counts["no std"] else ""
+                compared.append(f"`{entry.config}`: {said}")
+        configs = ", ".join(f"`{e.config}`" for e in entries)
+        state = f"{done} of {planned} runs" + (" (complete)" if done == planned else " (partial)")
+        lines.append((f"**{key}** {citation}", configs, state, "; ".join(compared) or "no table of paper numbers "
+                      "(figures, timings, our own comparisons: REPRODUCTION.md)"))
+    return lines
+
+
+def glance_markdown(lines: list[tuple[str, str, str, str]]) -> str:
+    out = [GLANCE_BEGIN, "", "| paper | configs | runs finished | tables against the paper |", "|---|---|---|---|"]
+    out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in lines]
+    return "\n".join([*out, "", GLANCE_END])
+
+
+def write_readme_glance(readme: Path, lines: list[tuple[str, str, str, str]]) -> bool:
+    """Replace README's generated block (between GLANCE_BEGIN and GLANCE_END) with ``lines``; False when README
+    has no such block."""
+    if not readme.is_file():
+        return False
+    text = readme.read_text(encoding="utf-8")
+    if GLANCE_BEGIN not in text or GLANCE_END not in text:
+        return False
+    head, rest = text.split(GLANCE_BEGIN, 1)
+    tail = rest.split(GLANCE_END, 1)[1]
+    readme.write_text(head + glance_markdown(lines) + tail, encoding="utf-8")
+    return True
 
 
 def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
@@ -141,7 +254,11 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
                     f'figures; <a href="{prefix}/report.md">Markdown</a>)</p>' + (f"<ul>{links}</ul>" if links else ""))
     out.mkdir(parents=True, exist_ok=True)
     md_path, html_path = out / "REPRODUCTION.md", out / "REPRODUCTION.html"
+    glance = at_a_glance(root)
+    md[1:1] = ["", "## At a glance", "", glance_markdown(glance), ""]
     md_path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
+    if write_readme_glance(root / "README.md", glance):
+        written.append(root / "README.md")
     from tkbench.report.tables import HTML_STYLE
 
     contents = ('<nav class="toc" id="contents"><b>Contents</b><ol>' + "".join(

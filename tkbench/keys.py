@@ -1,0 +1,28 @@
+"""The one backward-compatibility rule of tkbench's stable keys (run keys, tuning keys, checkpoint fingerprints).
+
+Rows, CV choices and solver checkpoints are found again by a sha256 of what defines them. When a field is added
+to one of those identities after keys were stored, it enters the key only when its value differs from the value
+every older key implied: so the old keys hold (committed rows, baselines and checkpoints stay valid), and a run
+that uses the new field gets a new key. :data:`LATE_FIELDS` lists, per identity, the fields added later and that
+implied value; :func:`without_implied` applies the rule. This module is the only place the rule lives.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+LATE_FIELDS: dict[str, dict[str, Any]] = {
+    # a run's identity (tkbench.bench.plan.RunSpec.identity)
+    "run": {"features": None, "landscape": None, "tuning": None, "cv_score": None, "cv_size": None},
+    # the CV of one split shared by later splits (tkbench.bench.tuning.tuning_key)
+    "tuning": {"cv_score": None},
+    # an HGK candidate's checkpoint (tkbench.methods.hgk.estimators): step 3's grid search was always on D2
+    "hgk_checkpoint": {"grid_search": "d2"},
+}
+
+
+def without_implied(identity: Mapping[str, Any], which: str) -> dict[str, Any]:
+    """``identity`` without the late fields of ``which`` that hold the value older keys implied."""
+    late = LATE_FIELDS[which]
+    return {k: v for k, v in identity.items()
+            if not (k in late and (v is None if late[k] is None else v == late[k]))}

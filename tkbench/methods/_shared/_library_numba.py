@@ -1,0 +1,23 @@
+"""Compiled loop for the quadratic forms of a cached kernel stack (see :mod:`tkbench.methods._shared.library`)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def stack_quadratic_forms(stack, active, wa):
+    """out[k] = sum_{i, j in active} wa_i wa_j stack[k, i, j]: only the support vectors' rows and columns are read."""
+    L = stack.shape[0]
+    a = active.shape[0]
+    out = np.zeros(L)
+    for k in prange(L):
+        total = 0.0
+        for r in range(a):
+            row = stack[k, active[r]]
+            acc = 0.0
+            for c in range(a):
+                acc += row[active[c]] * wa[c]
+            total += wa[r] * acc
+        out[k] = total
+    return out

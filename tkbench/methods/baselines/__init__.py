@@ -1,0 +1,2 @@
+"""The baselines of the papers: random forest, neural net (MLP), RBF SVM / SVR, RBF kernel ridge."""
+ESTIMATORS = ()

@@ -1,0 +1,31 @@
+"""Load the compiled (numba) kernels once per process, outside the timed parts of a run.
+
+numba caches machine code on disk (``cache=True``), but every new process still pays for loading it (about a
+second here) at the first call (see :mod:`tkbench.methods._shared.compiled`). A run's process calls :func:`warmup` before CV and
+the final fit, so fit times measure the algorithm, not the loader; the same call sets numba's thread count to the
+run's thread budget (``protocol.blas_threads``), so that parallel workers do not oversubscribe the cores.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def warmup(threads: int = 1) -> None:
+    from tkbench.methods._shared.compiled import mark_loaded, use_compiled
+
+    if not use_compiled():  # TKBENCH_TK_ENGINE=numpy, or no numba
+        return
+    mark_loaded()  # every later TK pass of this process runs compiled, whatever its size (tkbench.methods._shared.compiled)
+    import numba
+
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    from tkbench.methods._shared._library_numba import stack_quadratic_forms
+    from tkbench.methods.tk.kernel import box, n_basis, tk_gradient, tk_kernel
+
+    X = np.linspace(0.1, 0.9, 6).reshape(3, 2)
+    a, b = box(2, 0.1)
+    P = np.eye(2 * n_basis(2, 1, "x"))
+    tk_kernel(X, None, P, a, b, 1, "x")  # the training kernel (symmetric_kernel)
+    tk_kernel(X, X[:2], P, a, b, 1, "x")  # against other points (add_max_part: predictions)
+    tk_gradient(X, np.ones(3), a, b, 1, "x")
+    stack_quadratic_forms(np.ones((1, 3, 3)), np.arange(3, dtype=np.int64), np.ones(3))

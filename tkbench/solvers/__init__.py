@@ -1,1 +1,0 @@
-"""Optimisation only (no configs, no data loading): SVM duals, Frank-Wolfe TK learning, ..."""

@@ -125,6 +125,7 @@ def test_a_run_killed_in_its_final_fit_does_not_redo_its_cv(write_config, tmp_pa
     """A run's own CV keeps its finished folds in <out>/tuning/<key>.cv.folds.json: after a kill in the final fit
     the next attempt replays the CV from the file (no CV fit), chooses the same parameters, and removes the file."""
     import tkbench.bench.execute as execute_module
+    import tkbench.bench.learn as learn_module
     import tkbench.bench.tuning as tuning
     from tkbench.bench.plan import make_plan
     from tkbench.config import load_config
@@ -143,17 +144,17 @@ def test_a_run_killed_in_its_final_fit_does_not_redo_its_cv(write_config, tmp_pa
         return original_clone(est)
 
     monkeypatch.setattr(tuning, "clone", counting_clone)
-    original_fitted = execute_module.fitted_model
+    original_fitted = learn_module.fitted_model
 
     def die(est):
         raise _KilledAfterFit
 
-    monkeypatch.setattr(execute_module, "fitted_model", die)
+    monkeypatch.setattr(learn_module, "fitted_model", die)
     with pytest.raises(_KilledAfterFit):
         execute_module.execute(spec, {}, root=str(tmp_path))
     partial = tmp_path / "tuning" / f"{spec['key']}.cv.folds.json"
     assert partial.exists() and len(clones) == 9  # 3 folds x 3 candidates
-    monkeypatch.setattr(execute_module, "fitted_model", original_fitted)
+    monkeypatch.setattr(learn_module, "fitted_model", original_fitted)
     resumed = execute_module.execute(spec, {}, root=str(tmp_path))
     assert resumed["status"] == "ok", resumed.get("traceback")
     assert len(clones) == 9 and not partial.exists()

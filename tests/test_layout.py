@@ -104,3 +104,20 @@ def test_the_key_compatibility_rule_lives_in_one_place():
         text = f.read_text(encoding="utf-8")
         if f.name != "keys.py":
             assert "so old keys hold" not in text and "OPTIONAL_FIELDS" not in text, f
+
+
+def test_no_branch_on_an_experiment_kind_outside_its_class():
+    """Each experiment kind is one class (tkbench.kinds) that validates, plans, executes and reports; the config,
+    plan, runner and report ask it and never compare a kind's name (issue 49: 45 such branches before)."""
+    import re
+
+    from tkbench.kinds import KINDS
+
+    names = "|".join(KINDS)
+    branch = re.compile(r"kind[\"'\]]*\s*(==|!=)\s*[\"'](" + names + r")[\"']|kind\s+(not\s+)?in\s*\([\"'](" + names + ")")
+    found = [f"{f.relative_to(PACKAGE)}:{i}" for f in PACKAGE.rglob("*.py") if "kinds" not in f.parts
+             for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1) if branch.search(line)]
+    assert found == []
+    assert set(KINDS) == {"accuracy", "convergence", "scaling", "surface", "density", "landscape"}
+    for kind in KINDS.values():  # every kind says what it is
+        assert kind.name and kind.summary

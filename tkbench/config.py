@@ -289,7 +289,8 @@ class Landscape(_Strict):
 class Experiment(_Strict):
     name: str
     description: str = ""
-    kind: Literal["accuracy", "scaling", "convergence", "surface", "density", "landscape"] = "accuracy"
+    kind: str = Field("accuracy", description="the experiment kind (tkbench.kinds): accuracy, convergence, "
+                      "scaling, surface, density or landscape")
     reference: str | None = Field(None, description="paper reference YAML, relative to the config or configs/")
     protocol: Protocol = Field(default_factory=Protocol)
     metric: Literal["default", "ls_error"] = Field(
@@ -319,14 +320,31 @@ class Experiment(_Strict):
     def _name(cls, v: str) -> str:
         return _check_name(v)
 
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        from tkbench.kinds import KINDS
+
+        if v not in KINDS:
+            raise ValueError(f"one of the experiment kinds: {', '.join(KINDS)}")
+        return v
+
     @model_validator(mode="after")
     def _kind_fields(self) -> Experiment:  # (surface: 2 features, checked when the data is loaded)
-        if self.kind == "scaling" and self.scaling is None:
-            raise ValueError("kind 'scaling' needs a 'scaling' section (sizes, repeats, vary)")
-        if self.kind != "scaling" and self.scaling is not None:
-            raise ValueError(f"a 'scaling' section only goes with kind 'scaling', not {self.kind!r}")
-        if self.kind != "landscape" and self.landscape is not None:
-            raise ValueError(f"a 'landscape' section only goes with kind 'landscape', not {self.kind!r}")
+        """The kind's own section (tkbench.kinds: ``scaling:``, ``landscape:``): required where the kind says so
+        (an optional one takes its defaults, :meth:`tkbench.kinds.base.Kind.section_of`), refused under any other
+        kind."""
+        from tkbench.kinds import KINDS
+
+        mine = KINDS[self.kind]
+        for kind in KINDS.values():
+            if kind.section is None:
+                continue
+            given = getattr(self, kind.section) is not None
+            if kind is mine and not given and kind.section_required:
+                raise ValueError(f"kind {kind.name!r} needs a {kind.section!r} section (sizes, repeats, vary)")
+            if kind is not mine and given:
+                raise ValueError(f"a {kind.section!r} section only goes with kind {kind.name!r}, not {self.kind!r}")
         return self
 
     # the file the experiment came from (set by load_config; not part of the YAML)
@@ -499,27 +517,6 @@ def _paper_only_problems(exp: Experiment, ref: Path) -> list[tuple[str, Any, str
     return problems
 
 
-def _density_method_problems(where: str, m: MethodEntry) -> list[tuple[str, Any, str]]:
-    """A density experiment's methods are kernel classes (tkbench.bench.kernel_classes), fitted by cvxpy."""
-    from tkbench.bench.kernel_classes import CLASSES
-    from tkbench.methods._shared.conic import SOLVERS
-
-    if m.family not in CLASSES:
-        return [(f"{where}.family", m.family, f"one of the kernel classes of a density experiment: {', '.join(CLASSES)}")]
-    problems = []
-    allowed = set(CLASSES[m.family].defaults)
-    if m.solver is not None and m.solver not in SOLVERS:
-        problems.append((f"{where}.solver", m.solver, f"a cvxpy solver: {', '.join(SOLVERS)}"))
-    for key, value in {**m.params, **{k: v for over in m.per_dataset.values() for k, v in over.items()}}.items():
-        if key not in allowed:
-            problems.append((f"{where}.params.{key}", value, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
-    if m.grid:
-        problems.append((f"{where}.grid", m.grid, "no CV grid in a density experiment (nothing is trained)"))
-    if m.vary is not None and m.vary.param not in allowed:
-        problems.append((f"{where}.vary.param", m.vary.param, f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
-    return problems
-
-
 def _defaults(fam, tasks: list[str], solver: str | None) -> dict[str, Any]:
     """Per parameter of the family's estimators for ``tasks``: ``(default value, scikit-learn constraints or None)``
     (the estimator's ``_parameter_constraints``: scikit-learn's declaration of what a parameter takes, which every
@@ -572,7 +569,10 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     from tkbench.methods.registry import get_family, load_families
 
     FAMILIES = load_families()
+    from tkbench.kinds import get_kind
     from tkbench.methods._shared.scalers import SCALERS
+
+    kind = get_kind(exp.kind)
 
     problems: list[tuple[str, Any, str]] = []
     labels: dict[str, int] = {}
@@ -604,7 +604,7 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         fixed = data_registry.realisation_count(ds.name) if ds.name in data_registry.registry() else None
         if fixed is not None:
             asked = min(exp.protocol.splits, ds.splits or exp.protocol.splits)
-            if asked > fixed and exp.kind not in ("scaling", "density", "landscape"):
+            if asked > fixed and kind.realisations:
                 problems.append((f"{where}.splits", ds.splits if ds.splits is not None else exp.protocol.splits,
                                  (f"at most {fixed}: {ds.name} comes with fixed realisations 1-{fixed} (split i is "
                                   f"realisation i + 1; set protocol.splits or datasets[{i}].splits <= {fixed})")
@@ -626,8 +626,8 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         names[m.name] = j
         if m.scaler is not None and m.scaler not in SCALERS:
             problems.append((f"{where}.scaler", m.scaler, f"one of the scalers: {', '.join(map(repr, SCALERS))}"))
-        if exp.kind == "density":
-            problems.extend(_density_method_problems(where, m))
+        if not kind.learners:  # kernel classes (density), not families
+            problems.extend(kind.kernel_class_problems(where, m))
             continue
         try:
             fam = get_family(m.family)
@@ -639,12 +639,10 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         except ValueError as exc:  # an import path that does not give an estimator
             problems.append((f"{where}.estimator", m.estimator, str(exc)))
             continue
-        if exp.kind == "landscape" and fam.landscape is None:
-            able = sorted(f for f, v in FAMILIES.items() if v.landscape is not None)
-            problems.append((f"{where}.family", m.family, f"a family with an objective landscape: {', '.join(able)}"))
+        own, usable = kind.family_problems(where, m, fam, FAMILIES)
+        problems.extend(own)
+        if not usable:
             continue
-        if exp.kind == "landscape" and m.grid:
-            problems.append((f"{where}.grid", m.grid, "no CV grid in a landscape experiment (nothing is trained)"))
         if m.solver is not None and m.solver not in fam.solvers:
             problems.append((f"{where}.solver", m.solver, f"a solver of family {m.family!r}: {', '.join(fam.solvers)}"))
             continue
@@ -693,8 +691,6 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.splits.{label}", k, "a number of splits >= 1"))
         if isinstance(m.splits, int) and m.splits < 1:
             problems.append((f"{where}.splits", m.splits, "a number of splits >= 1"))
-        if m.max_train is not None and exp.kind == "scaling":
-            problems.append((f"{where}.max_train", m.max_train, "no max_train in a scaling experiment (sizes)"))
         for label, over in m.per_dataset.items():
             if label not in labels:
                 problems.append((f"{where}.per_dataset.{label}", over,
@@ -729,15 +725,7 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.grid.{key}", values, "a parameter set in either params or grid, not both"))
             else:
                 problems.extend(_type_problems(f"{where}.grid.{key}", key, values, defaults, listed=True))
-        if m.vary is not None and exp.kind != "scaling":
-            problems.append((f"{where}.vary", m.vary.param, "a vary axis only in a scaling experiment"))
-        elif m.vary is not None and m.vary.param not in allowed:
-            problems.append((f"{where}.vary.param", m.vary.param,
-                             f"a parameter of {m.family}: {', '.join(sorted(allowed))}"))
-        elif (m.vary is None and exp.kind == "scaling" and exp.scaling and exp.scaling.vary
-              and exp.scaling.vary.param not in allowed):
-            problems.append(("scaling.vary.param", exp.scaling.vary.param,
-                             f"a parameter of every method's family ({m.family}: {', '.join(sorted(allowed))})"))
+        problems.extend(kind.method_problems(exp, where, m, allowed))
     for c, comp in enumerate(exp.compare):
         for part in ("methods", "against"):
             for name in getattr(comp, part):
@@ -751,17 +739,8 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         for label in cal.datasets or []:
             if label not in labels:
                 problems.append((f"calibrated[{c}].datasets", label, f"a dataset of this config: {', '.join(labels)}"))
-    if exp.evaluation is not None and exp.kind not in ("accuracy", "convergence"):
-        problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy or "
-                         "convergence experiment only"))
     for name in (exp.evaluation.speedup or []) if exp.evaluation is not None else []:
         if name not in names:
             problems.append(("evaluation.speedup", name, f"a method of this config: {', '.join(names)}"))
-    if exp.compare and exp.kind != "accuracy":
-        problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
-                         "experiment only"))
-    if exp.kind == "scaling" and exp.scaling is not None:
-        for j, m in enumerate(exp.methods):
-            if m.grid:
-                problems.append((f"methods[{j}].grid", m.grid, "no CV grid in a scaling experiment (fixed params)"))
+    problems.extend(kind.experiment_problems(exp))
     return problems

@@ -194,11 +194,11 @@ def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, result
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)
-    from tkbench.bench import execute as execute_module
+    from tkbench.bench import learn
     from tkbench.bench.execute import execute
     from tkbench.bench.store import write_json_atomic
 
-    execute_module.SETUP_MARKER = result + ".setup"
+    learn.SETUP_MARKER = result + ".setup"
 
     try:
         write_json_atomic(Path(result), execute(spec, context, root=root))

@@ -12,16 +12,20 @@ reported at once, as bad input (exit 2), also by ``--dry-run``.
 """
 from __future__ import annotations
 
-from tkbench.bench.execute import split_rows
+from tkbench.bench.learn import split_rows
 from tkbench.config import Experiment
 from tkbench.data import load_dataset
 from tkbench.data.base import select_features
 from tkbench.errors import ConfigError, DatasetError
+from tkbench.kinds import get_kind
 
 
 def check_data(exp: Experiment, specs) -> None:
     """Raise one error naming every problem of the datasets the runs in ``specs`` use."""
-    needed = {(s.label, s.dataset) for s in specs if s.kind not in ("density",)}
+    kind = get_kind(exp.kind)
+    if not kind.preflight_data:  # its runs draw their own points (density: balanced draws)
+        return
+    needed = {(s.label, s.dataset) for s in specs}
     problems: list[tuple[str, object, str]] = []
     for i, ds in enumerate(exp.datasets):
         if (ds.label, ds.name) not in needed:
@@ -38,17 +42,18 @@ def check_data(exp: Experiment, specs) -> None:
                 problems.append((f"datasets[{i}].features", ds.features, f"columns of {ds.label} ({exc})"))
                 continue
         sub = ds.subsample or exp.protocol.subsample
-        if sub is not None and sub > len(data.y) and exp.kind != "density":
+        if sub is not None and sub > len(data.y):
             field = f"datasets[{i}].subsample" if ds.subsample is not None else "protocol.subsample"
             problems.append((field, sub, f"at most {len(data.y)} (the rows of {ds.label})"))
             continue
-        problem = _split_problem(data, [s for s in specs if s.label == ds.label and s.kind in ("accuracy",)])
+        problem = _split_problem(data, [s for s in specs if s.label == ds.label], kind.exact_size) \
+            if kind.preflight_splits else None
         if problem is not None:
             field = f"datasets[{i}].test_fraction" if ds.test_fraction is not None else "protocol.test_fraction"
             problems.append((field, ds.test_fraction or exp.protocol.test_fraction, problem))
             continue
-        tuned = [s for s in specs if s.label == ds.label and s.grid and s.kind != "density"]
-        smallest = min(((len(split_rows(data, s.to_dict(), s.split, s.seed)[0]), s) for s in
+        tuned = [s for s in specs if s.label == ds.label and s.grid]
+        smallest = min(((len(split_rows(data, s.to_dict(), s.split, s.seed, kind.exact_size)[0]), s) for s in
                         {(s.split, s.size, s.seed): s for s in tuned}.values()), default=None,
                        key=lambda pair: pair[0])
         if smallest is not None and smallest[0] < exp.protocol.cv_folds:
@@ -61,13 +66,13 @@ def check_data(exp: Experiment, specs) -> None:
         raise ConfigError(str(exp.source or exp.name), problems)
 
 
-def _split_problem(data, specs) -> str | None:
+def _split_problem(data, specs, exact_size: bool = False) -> str | None:
     """What is wrong with the splits the runs in ``specs`` will draw (None: nothing)."""
     import numpy as np
 
     for s in {(s.split, s.size, s.seed): s for s in specs}.values():
         try:
-            train, test = split_rows(data, s.to_dict(), s.split, s.seed)
+            train, test = split_rows(data, s.to_dict(), s.split, s.seed, exact_size)
         except ValueError as exc:  # scikit-learn's splitter: no row left on one side
             return f"a fraction that leaves rows on both sides of split {s.split} of {s.label} ({exc})"
         if len(train) < 2 or len(test) < 1:

@@ -83,6 +83,8 @@ ENTRIES = (
     Entry("ghiasi2010_complexity", "Paper 004, section 9.4 and Figure 3: complexity control on Heart (beta by CV "
           "against beta = 1e-6 with C by CV)", paper="004"),
     Entry("ghiasi2010_digits", "Paper 004, sections 9.2-9.3: the cosine mixture on USPS and MNIST (Table 4)", jobs=1, paper="004"),
+    Entry("bench_sikl_search", "Paper 004, benchmark: the global search's L-BFGS by SciPy or compiled (CM fits on "
+          "heart and waveform, fixed beta)", jobs=1, paper="004"),
     Entry("steinwart2016_table1", "Paper 002 (Steinwart, Thomann & Schmid 2016), Table 1: hierarchical Gaussian "
           "kernels against the least-squares SVM, random forests and neural nets (least-squares error)", paper="002"),
     Entry("investigate_hgk_reductions", "Checked: what 3 draws instead of the paper's 30 cost on cycle (RF, SVM and "
@@ -132,8 +134,9 @@ def verdict_counts(root: Path, entry: Entry) -> dict[str, int] | None:
     its metric tables (tkbench.report.tables.verdict) plus ``no std`` (the paper prints none); None when the config
     has no paper numbers or no rows."""
     from tkbench.config import load_config
+    from tkbench.kinds import get_kind
     from tkbench.report.aggregate import load_results, summarize
-    from tkbench.report.build import _least_squares_methods, _ref_names, _reference
+    from tkbench.report.parts import least_squares_methods, ref_names, reference_of
     from tkbench.report.tables import metric_tables
 
     config = root / "configs" / f"{entry.config}.yaml"
@@ -141,11 +144,11 @@ def verdict_counts(root: Path, entry: Entry) -> dict[str, int] | None:
     if not rows.is_dir() or not any(rows.glob("*.json")):
         return None
     exp = load_config(config)
-    if exp.kind != "accuracy" or exp.reference is None:
+    if not get_kind(exp.kind).headline or exp.reference is None:
         return None
     res = load_results(root / "results" / entry.config, config)
-    tables = metric_tables(summarize(res), _reference(res), _ref_names(res),
-                           least_squares=_least_squares_methods(exp))
+    tables = metric_tables(summarize(res), reference_of(res), ref_names(res),
+                           least_squares=least_squares_methods(exp))
     counts = dict.fromkeys((*VERDICTS, "no std"), 0)
     for table in tables:
         if "Verdict" not in table.columns:

@@ -1,0 +1,33 @@
+"""``accuracy``: the papers' tables. Every (dataset, method) on every split: hyper-parameters by CV on the training
+part, the final fit, test metrics; the report sets them beside the paper's numbers with paired tests, the
+Friedman / Nemenyi statistics and the final fits' convergence."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tkbench.kinds.base import Kind
+
+
+class Accuracy(Kind):
+    name = "accuracy"
+    summary = "test metrics over train/test splits, hyper-parameters by CV: the papers' tables"
+    paired = True
+    evaluation = True
+    preflight_splits = True
+    headline = True
+
+    def summary_extras(self, res, summary, out: Path, reference) -> tuple[list, list[Path]]:
+        from tkbench.report.significance import significance_tables
+
+        return significance_tables(res, summary, out)
+
+    def final_tables(self, res) -> list:
+        from tkbench.report import checks
+
+        fits = checks.final_fit_table(res)
+        return [fits] if fits is not None else []
+
+    def extra_notes(self, res, reference) -> list[str]:
+        from tkbench.report.parts import size_notes
+
+        return size_notes(res, reference)

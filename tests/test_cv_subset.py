@@ -4,6 +4,7 @@ import pytest
 from tkbench.bench.execute import execute
 from tkbench.bench.learn import split_rows
 from tkbench.bench.plan import make_plan
+from tkbench.bench.spec import RunSpec
 from tkbench.config import ConfigError, load_config
 from tkbench.data import load_dataset, training_subset
 
@@ -28,11 +29,11 @@ def test_cv_on_a_subset_and_the_final_fit_on_every_training_row(write_config, mo
     spec = make_plan(load_config(write_config(_config(cv_max_train={"liver": 100}))))[0].to_dict()
     row = execute(spec, {})
     assert row["status"] == "ok", row.get("traceback")
-    train, _ = split_rows(load_dataset("liver"), spec, spec["split"], spec["seed"])
+    train, _ = split_rows(load_dataset("liver"), RunSpec.from_dict(spec), spec["split"], spec["seed"])
     assert seen == [100] and row["cv_rows"] == 100 and row["n_train"] == len(train) > 100
     # the CV rows are the subset a max_train of 100 would train on
     capped = make_plan(load_config(write_config(_config(max_train=100), "capped.yaml")))[0].to_dict()
-    assert split_rows(load_dataset("liver"), capped, capped["split"], capped["seed"])[0].tolist() == \
+    assert split_rows(load_dataset("liver"), RunSpec.from_dict(capped), capped["split"], capped["seed"])[0].tolist() == \
         training_subset(train, 100, spec["seed"] + 1).tolist()
 
 

@@ -8,7 +8,6 @@ from tkbench.methods.hgk._numba import fast_exp
 from tkbench.methods.hgk.kernel import (
     Architecture,
     BlockState,
-    factored_gradient,
     kernel,
     kernel_and_gradient,
     kernel_predict,
@@ -50,9 +49,6 @@ def test_compiled_kernel_predict_and_gradient_equal_the_numpy_reference(spec):
     alpha = RNG.normal(size=(23, 3))
     assert np.allclose(kernel_predict(arch, w, X, Z, alpha), ref @ alpha, rtol=1e-12, atol=1e-13)
     assert np.allclose(kernel_predict(arch, w, X, Z, alpha[:, 0]), ref @ alpha[:, 0], rtol=1e-12, atol=1e-13)
-    R = RNG.normal(size=(37, 3))
-    g_ref = np.einsum("uv,wuv->w", R @ alpha.T, kernel_and_gradient(arch, w, X, Z)[1])
-    assert np.allclose(factored_gradient(arch, w, X, Z, R, alpha), g_ref, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)

@@ -164,3 +164,25 @@ def test_surface_experiment_stores_and_draws_decision_surfaces(write_config, tmp
     bad = dict(cfg, datasets=["liver"])
     run_experiment(load_config(write_config(bad, "bad.yaml")), out_dir=tmp_path / "bad", progress=False)
     assert "needs data with 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]
+
+
+def test_a_run_is_executed_by_its_kind_with_the_typed_spec(write_config, monkeypatch):
+    """Issue 49: the spec stays typed through execution (it used to reach the run as a dict read by 31 string
+    keys); the kind of the experiment, not a branch on its name, runs it; the row keeps the plain spec."""
+    from tkbench.bench.execute import execute
+    from tkbench.bench.spec import RunSpec
+    from tkbench.kinds import KINDS
+
+    seen = []
+    real = type(KINDS["accuracy"]).execute
+
+    def spy(self, spec, row, threads, root):
+        seen.append((self.name, type(spec)))
+        return real(self, spec, row, threads, root)
+
+    monkeypatch.setattr(type(KINDS["accuracy"]), "execute", spy)
+    spec = make_plan(load_config(write_config(tiny_config())))[0]
+    row = execute(spec.to_dict(), {})
+    assert row["status"] == "ok", row.get("traceback")
+    assert seen == [("accuracy", RunSpec)] and row["spec"] == spec.to_dict()
+    assert RunSpec.from_dict(spec.to_dict()) == spec and RunSpec.from_dict(spec.to_dict()).key == spec.key

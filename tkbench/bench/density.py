@@ -13,6 +13,7 @@ from sklearn.preprocessing import MinMaxScaler
 
 from tkbench.bench.kernel_classes import get_kernel_class
 from tkbench.bench.kernel_fit import NORMS, KernelFitProblem, optimal_kernel_matrix
+from tkbench.bench.spec import RunSpec
 from tkbench.data import load_dataset
 
 
@@ -33,29 +34,29 @@ def balanced_draw(y: np.ndarray, size: int, seed: int) -> np.ndarray:
     return np.sort(np.concatenate(parts))
 
 
-def run_density(spec: dict[str, Any], row: dict[str, Any]) -> None:
-    ds = load_dataset(spec["dataset"], spec["options"])
+def run_density(spec: RunSpec, row: dict[str, Any]) -> None:
+    ds = load_dataset(spec.dataset, spec.options)
     if ds.task != "classification":
-        raise ValueError(f"a density experiment needs a classification data set, {spec['dataset']} is {ds.task}")
-    size = spec.get("subsample") or 20
-    rows = balanced_draw(ds.y, int(size), spec["seed"])
+        raise ValueError(f"a density experiment needs a classification data set, {spec.dataset} is {ds.task}")
+    size = spec.subsample or 20
+    rows = balanced_draw(ds.y, int(size), spec.seed)
     X = ds.X[rows]
     X01 = MinMaxScaler().fit_transform(X)  # the TK class needs [0, 1]^n (spec scaler: minmax)
     y = np.where(ds.y[rows] == np.unique(ds.y)[1], 1.0, -1.0)
     target = optimal_kernel_matrix(y)
-    cls = get_kernel_class(spec["family"])
-    kmap = cls.basis(X01, spec["params"])
+    cls = get_kernel_class(spec.family)
+    kmap = cls.basis(X01, spec.params)
     row.update(n_train=len(rows), n_test=0, n_features=X.shape[1], n_classes=2, metric="objective_l1",
-               n_variables=kmap.n_variables, params=cls.resolve(spec["params"]))
+               n_variables=kmap.n_variables, params=cls.resolve(spec.params))
     fits = {}
     problem = KernelFitProblem(kmap, target)
     for norm in NORMS:
-        fit = problem.solve(norm, solver=spec["solver"])
+        fit = problem.solve(norm, solver=spec.solver)
         fits[norm] = fit
         row[f"objective_{norm}"] = fit.value
         row[f"status_{norm}"] = fit.status
         row[f"seconds_{norm}"] = fit.seconds
     row["fit_seconds"] = sum(f.seconds for f in fits.values())
     row["negative_entries"] = float(np.mean(fits["l1"].K < 0))  # share of negative entries in the 1-norm fit
-    if spec.get("vary"):
-        row["size_value"] = spec["vary"]["value"]
+    if spec.vary:
+        row["size_value"] = spec.vary["value"]

@@ -18,6 +18,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits
 
 from tkbench.bench.learn import cv_checkpoint
+from tkbench.bench.spec import RunSpec
 from tkbench.kinds import get_kind
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout (or install prefix) holding tkbench/
@@ -66,22 +67,26 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _run(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str | None = None) -> None:
+def _run(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str | None = None) -> None:
     """The run itself is its experiment kind's (:mod:`tkbench.kinds`): a family's fit, a kernel class's fit to
     the optimal kernel matrix, an objective over a grid."""
-    get_kind(spec["kind"]).execute(spec, row, threads, root)
+    get_kind(spec.kind).execute(spec, row, threads, root)
 
 
-def execute(spec: dict[str, Any], context: dict[str, Any], root: str | None = None) -> dict[str, Any]:
+def execute(spec: dict[str, Any] | RunSpec, context: dict[str, Any], root: str | None = None) -> dict[str, Any]:
     """Run one spec and return its row (status ``ok`` or ``failed``); never raises. ``root`` is the results
-    folder (shared hyper-parameter choices are cached under ``<root>/tuning``)."""
+    folder (shared hyper-parameter choices are cached under ``<root>/tuning``). The spec arrives in its plain form
+    (from the run's supervisor) and is typed again here: execution reads a :class:`RunSpec`'s fields."""
+    if isinstance(spec, RunSpec):
+        spec = spec.to_dict()
+    typed = RunSpec.from_dict(spec)
     row = base_row(spec, context)
     row["pid"] = os.getpid()
     t0 = time.perf_counter()
     try:
-        threads = int(context.get("blas_threads") or spec["blas_threads"])
+        threads = int(context.get("blas_threads") or typed.blas_threads)
         with threadpool_limits(limits=threads):
-            _run(spec, row, threads, root)
+            _run(typed, row, threads, root)
         row["status"] = "ok"
     except (Exception, KeyboardInterrupt) as exc:  # (a run's child is in its own process group: a KeyboardInterrupt
         # here was raised by the method's own code, not by the user's Ctrl-C, which stops the sweep in its supervisor)
@@ -90,7 +95,7 @@ def execute(spec: dict[str, Any], context: dict[str, Any], root: str | None = No
         row["traceback"] = portable_traceback(traceback.format_exc())
     row["total_seconds"] = time.perf_counter() - t0
     row["peak_rss_mb"] = _peak_rss_mb()
-    partial_cv = cv_checkpoint(root, spec)
+    partial_cv = cv_checkpoint(root, typed)
     if partial_cv is not None:
         partial_cv.unlink(missing_ok=True)
     row["finished_at"] = now()

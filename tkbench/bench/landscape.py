@@ -15,15 +15,16 @@ from typing import Any
 
 import numpy as np
 
+from tkbench.bench.spec import RunSpec
 from tkbench.data import load_dataset
 from tkbench.data.base import select_features
 from tkbench.methods import get_family
 from tkbench.methods._shared.scalers import make_scaler
 
 
-def run_landscape(spec: dict[str, Any], row: dict[str, Any]) -> None:
-    ds = select_features(load_dataset(spec["dataset"], spec["options"]), spec.get("features"))
-    scaler = make_scaler(spec["scaler"])
+def run_landscape(spec: RunSpec, row: dict[str, Any]) -> None:
+    ds = select_features(load_dataset(spec.dataset, spec.options), spec.features)
+    scaler = make_scaler(spec.scaler)
     X = ds.X if scaler == "passthrough" else scaler.fit_transform(ds.X)
     if ds.task == "classification":
         if ds.n_classes != 2:
@@ -31,17 +32,17 @@ def run_landscape(spec: dict[str, Any], row: dict[str, Any]) -> None:
         y = np.where(ds.y == np.unique(ds.y)[1], 1.0, -1.0)
     else:
         y = (ds.y - ds.y.mean()) / (ds.y.std() or 1.0)
-    grid = spec["landscape"]
+    grid = spec.landscape
     axis = np.linspace(float(grid["low"]), float(grid["high"]), int(grid["points"]))
-    family = get_family(spec["family"])
+    family = get_family(spec.family)
     t0 = time.perf_counter()
-    out = family.landscape(ds.task, dict(spec["params"]), X, y, axis, hessian=bool(grid["hessian"]))
+    out = family.landscape(ds.task, dict(spec.params), X, y, axis, hessian=bool(grid["hessian"]))
     row["fit_seconds"] = time.perf_counter() - t0
     values = np.asarray(out.pop("values"), dtype=float)
     eig = out.pop("min_eigenvalue", None)
     i, j = np.unravel_index(np.argmin(values), values.shape)
     row.update(n_train=len(y), n_test=0, n_features=X.shape[1], n_classes=ds.n_classes, metric="objective_min",
-               params=dict(spec["params"]), landscape={
+               params=dict(spec.params), landscape={
                    "axis": np.round(axis, 10).tolist(), "values": values.tolist(),
                    "min_eigenvalue": None if eig is None else np.asarray(eig, dtype=float).tolist(), **out},
                objective_min=float(values.min()), objective_max=float(values.max()),

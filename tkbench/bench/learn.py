@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from tkbench.bench.least_squares import decision_matrix, least_squares_error, signed_targets
+from tkbench.bench.spec import RunSpec
 from tkbench.bench.store import CHECKPOINTS, TUNING
 from tkbench.bench.tuning import select_params, shared_selection
 from tkbench.data import Dataset, load_dataset, train_test_indices, training_subset
@@ -59,7 +60,7 @@ def rmse_pm1(estimator, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.sqrt(np.mean((scores - signed_targets(estimator.classes_, y)) ** 2)))
 
 
-def split_rows(ds: Dataset, spec: dict[str, Any], split: int, seed: int, exact_size: bool = False
+def split_rows(ds: Dataset, spec: RunSpec, split: int, seed: int, exact_size: bool = False
                ) -> tuple[np.ndarray, np.ndarray]:
     """The training and test rows of split ``split`` (seed ``seed``): the benchmark's own realisation split + 1
     when the dataset has fixed realisations, else a seeded random split; a training cap (``size``) keeps a
@@ -68,31 +69,31 @@ def split_rows(ds: Dataset, spec: dict[str, Any], split: int, seed: int, exact_s
     if fixed is not None:
         train, test = fixed
     else:
-        train, test = train_test_indices(ds.y, test_fraction=spec["test_fraction"], seed=seed,
-                                         stratify=spec["stratify"], subsample=spec.get("subsample"))
-    if spec.get("size") is not None and (exact_size or int(spec["size"]) < len(train)):
-        train = training_subset(train, int(spec["size"]), seed + 1)
+        train, test = train_test_indices(ds.y, test_fraction=spec.test_fraction, seed=seed,
+                                         stratify=spec.stratify, subsample=spec.subsample)
+    if spec.size is not None and (exact_size or int(spec.size) < len(train)):
+        train = training_subset(train, int(spec.size), seed + 1)
     return train, test
 
 
-def run_learner(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, root: str | None = None,
+def run_learner(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str | None = None,
                 after_fit=None, exact_size: bool = False) -> None:
     """One run of a family: its data and split, CV on the training part, the final fit, test metrics and the
     solver's report into ``row``; ``after_fit(spec, row, estimator, model, family, (X, X_train, y_train))`` then
     adds what the run's kind records beyond that (the decision surface, say); ``exact_size``: the spec's
     ``size`` is the run's training size even when the training part is not larger (the kind's rule,
     :attr:`tkbench.kinds.base.Kind.exact_size`)."""
-    ds = select_features(load_dataset(spec["dataset"], spec["options"]), spec.get("features"))
-    train, test = split_rows(ds, spec, spec["split"], spec["seed"], exact_size)
-    if spec.get("test_size") is not None:  # scaling runs, also at full size (size None)
-        test = training_subset(test, min(int(spec["test_size"]), len(test)), spec["seed"] + 2)
+    ds = select_features(load_dataset(spec.dataset, spec.options), spec.features)
+    train, test = split_rows(ds, spec, spec.split, spec.seed, exact_size)
+    if spec.test_size is not None:  # scaling runs, also at full size (size None)
+        test = training_subset(test, min(int(spec.test_size), len(test)), spec.seed + 2)
     X_train, y_train, X_test, y_test = ds.X[train], ds.y[train], ds.X[test], ds.y[test]
     row.update(n_train=len(train), n_test=len(test), n_features=ds.X.shape[1], n_classes=ds.n_classes,
                metric="accuracy" if ds.task == "classification" else "mse")
 
-    family = get_family(spec["family"])
-    estimator = make_estimator(family, ds.task, solver=spec["solver"], params=spec["params"],
-                               scaler=spec["scaler"], target_scaler=spec["target_scaler"], random_state=spec["seed"])
+    family = get_family(spec.family)
+    estimator = make_estimator(family, ds.task, solver=spec.solver, params=spec.params,
+                               scaler=spec.scaler, target_scaler=spec.target_scaler, random_state=spec.seed)
     warm = 0.0
     if family.warmup is not None:  # one-time costs (numba loading its compiled code) stay out of the timings
         t0 = time.perf_counter()
@@ -103,7 +104,7 @@ def run_learner(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, roo
     # the whole data set's label range: the scale of the least-squares error (paper 002 scales before splitting)
     target_range = None if ds.task == "classification" else (float(np.min(ds.y)), float(np.max(ds.y)))
     row["cv_seconds"] = 0.0
-    if spec["grid"] and spec.get("tuning"):  # once per (dataset, method), on the first k splits' training parts
+    if spec.grid and spec.tuning:  # once per (dataset, method), on the first k splits' training parts
         def training_part(r: int, seed: int):
             rows = split_rows(ds, spec, r, seed, exact_size)[0]
             return ds.X[rows], ds.y[rows]
@@ -113,22 +114,22 @@ def run_learner(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, roo
         row["cv_seconds"] = cv.pop("seconds")
         row["cv"] = cv
         set_model_params(estimator, chosen)
-    elif spec["grid"]:
+    elif spec.grid:
         cv_rows = np.arange(len(train))
-        if spec.get("cv_size") is not None and int(spec["cv_size"]) < len(train):
+        if spec.cv_size is not None and int(spec.cv_size) < len(train):
             # CV on the rows a max_train of the same size would train on (same seed: nested subsets)
-            cv_rows = np.flatnonzero(np.isin(train, training_subset(train, int(spec["cv_size"]), spec["seed"] + 1)))
+            cv_rows = np.flatnonzero(np.isin(train, training_subset(train, int(spec.cv_size), spec.seed + 1)))
             row["cv_rows"] = len(cv_rows)
-        chosen, cv = select_params(estimator, family, spec["grid"], X_train[cv_rows], y_train[cv_rows], task=ds.task,
-                                   k=spec["cv_folds"], seed=spec["seed"], stratify=spec["stratify"],
-                                   cv_score=spec.get("cv_score"), target_range=target_range,
+        chosen, cv = select_params(estimator, family, spec.grid, X_train[cv_rows], y_train[cv_rows], task=ds.task,
+                                   k=spec.cv_folds, seed=spec.seed, stratify=spec.stratify,
+                                   cv_score=spec.cv_score, target_range=target_range,
                                    checkpoint=cv_checkpoint(root, spec),
                                    fit_checkpoint=fit_checkpoint(root, spec, ".cv"))
         row["cv_seconds"] = cv.pop("seconds")
         row["cv"] = cv
         set_model_params(estimator, chosen)
     row["chosen_params"] = chosen
-    row["params"] = {**spec["params"], **chosen}
+    row["params"] = {**spec.params, **chosen}
 
     if root is not None and takes_checkpoint(estimator):
         # a learner that can save its state (TK by Frank-Wolfe): a final fit killed with its session continues
@@ -153,11 +154,11 @@ def run_learner(spec: dict[str, Any], row: dict[str, Any], threads: int = 1, roo
         pass
 
     row["diagnostics"] = family.diagnostics(model) if family.diagnostics else {}
-    if spec.get("vary") and spec["vary"].get("size"):
-        row["size_value"] = row["diagnostics"].get(spec["vary"]["size"])
-    elif spec.get("vary"):
-        row["size_value"] = spec["vary"]["value"]
-    if spec.get("trace") and family.trace is not None:
+    if spec.vary and spec.vary.get("size"):
+        row["size_value"] = row["diagnostics"].get(spec.vary["size"])
+    elif spec.vary:
+        row["size_value"] = spec.vary["value"]
+    if spec.trace and family.trace is not None:
         row["trace"] = family.trace(model)
         errors = staged_test_errors(estimator, model, X_test, y_test)
         for entry, error in zip(row["trace"], errors or [], strict=False):
@@ -201,16 +202,16 @@ def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train:
             "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
 
 
-def fit_checkpoint(root: str | None, spec: dict[str, Any], suffix: str = "") -> str | None:
+def fit_checkpoint(root: str | None, spec: RunSpec, suffix: str = "") -> str | None:
     """``<root>/checkpoints/<run key><suffix>``: the path prefix under which a learner that can save its state
     keeps it (the final fit; ``suffix=".cv"``: the CV fits, each adding ``<fold>-<candidate>``)."""
-    return None if root is None else str(Path(root) / CHECKPOINTS / f"{spec['key']}{suffix}")
+    return None if root is None else str(Path(root) / CHECKPOINTS / f"{spec.key}{suffix}")
 
 
-def cv_checkpoint(root: str | None, spec: dict[str, Any]) -> Path | None:
+def cv_checkpoint(root: str | None, spec: RunSpec) -> Path | None:
     """``<root>/tuning/<run key>.cv.folds.json``: the finished folds of one run's own CV. A run killed in its CV
     resumes at the next fold, and one killed in its final fit (hours at Gas Turbine's full size) does not redo its
     CV; the file is removed when the run has finished (ok or failed)."""
-    return None if root is None else Path(root) / TUNING / f"{spec['key']}.cv.folds.json"
+    return None if root is None else Path(root) / TUNING / f"{spec.key}.cv.folds.json"
 
 

@@ -53,7 +53,7 @@ def check_data(exp: Experiment, specs) -> None:
             problems.append((field, ds.test_fraction or exp.protocol.test_fraction, problem))
             continue
         tuned = [s for s in specs if s.label == ds.label and s.grid]
-        smallest = min(((len(split_rows(data, s.to_dict(), s.split, s.seed, kind.exact_size)[0]), s) for s in
+        smallest = min(((len(split_rows(data, s, s.split, s.seed, kind.exact_size)[0]), s) for s in
                         {(s.split, s.size, s.seed): s for s in tuned}.values()), default=None,
                        key=lambda pair: pair[0])
         if smallest is not None and smallest[0] < exp.protocol.cv_folds:
@@ -72,7 +72,7 @@ def _split_problem(data, specs, exact_size: bool = False) -> str | None:
 
     for s in {(s.split, s.size, s.seed): s for s in specs}.values():
         try:
-            train, test = split_rows(data, s.to_dict(), s.split, s.seed, exact_size)
+            train, test = split_rows(data, s, s.split, s.seed, exact_size)
         except ValueError as exc:  # scikit-learn's splitter: no row left on one side
             return f"a fraction that leaves rows on both sides of split {s.split} of {s.label} ({exc})"
         if len(train) < 2 or len(test) < 1:

@@ -20,6 +20,7 @@ from sklearn.compose import TransformedTargetRegressor
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from tkbench.bench.least_squares import least_squares_error
+from tkbench.bench.spec import RunSpec
 from tkbench.methods.compose import fitted_model, path_predictions, set_model_params, takes_checkpoint
 from tkbench.methods.registry import Family
 
@@ -213,15 +214,15 @@ _TUNING_FIELDS = ("dataset", "fingerprint", "options", "features", "task", "fami
                   "scaler", "target_scaler", "cv_folds", "stratify", "test_fraction", "subsample", "size", "kind")
 
 
-def tuning_key(spec: dict[str, Any], r: int, seed: int) -> str:
+def tuning_key(spec: RunSpec, r: int, seed: int) -> str:
     """sha256 of what the CV on split r depends on (not the split being evaluated)."""
     import hashlib
     import json
 
     from tkbench.keys import without_implied
 
-    ident = {k: spec.get(k) for k in _TUNING_FIELDS} | {"tune_split": r, "tune_seed": seed}
-    ident = without_implied(ident | {"cv_score": spec.get("cv_score")}, "tuning")  # added later: tkbench.keys
+    ident = {k: getattr(spec, k) for k in _TUNING_FIELDS} | {"tune_split": r, "tune_seed": seed}
+    ident = without_implied(ident | {"cv_score": spec.cv_score}, "tuning")  # added later: tkbench.keys
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -241,7 +242,7 @@ def combine_choices(choices: list[dict[str, Any]], grid: dict[str, list[Any]]) -
     return out
 
 
-def shared_selection(spec: dict[str, Any], estimator, family: Family, training_part, *, task: str,
+def shared_selection(spec: RunSpec, estimator, family: Family, training_part, *, task: str,
                      root: str | None, target_range: tuple[float, float] | None = None
                      ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Hyper-parameters chosen once per (dataset, method): ``select_params`` on the training part of each of the
@@ -256,15 +257,15 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
 
     from tkbench.bench.store import TUNING, write_json_atomic
 
-    k, seeds = int(spec["tuning"]["first"]), list(spec["tuning"]["seeds"])
+    k, seeds = int(spec.tuning["first"]), list(spec.tuning["seeds"])
     folder = Path(root) / TUNING if root else None
     results: dict[int, dict[str, Any]] = {}
 
     def compute(r: int) -> dict[str, Any]:
         X, y = training_part(r, seeds[r])
         partial = (folder / tuning_key(spec, r, seeds[r])).with_suffix(".folds.json") if folder is not None else None
-        chosen, report = select_params(estimator, family, spec["grid"], X, y, task=task, k=spec["cv_folds"],
-                                       seed=seeds[r], stratify=spec["stratify"], cv_score=spec.get("cv_score"),
+        chosen, report = select_params(estimator, family, spec.grid, X, y, task=task, k=spec.cv_folds,
+                                       seed=seeds[r], stratify=spec.stratify, cv_score=spec.cv_score,
                                        target_range=target_range, checkpoint=partial)
         return {"split": r, "chosen": chosen, "best_score": report["best_score"], "seconds": report["seconds"],
                 "scores": report["scores"]}
@@ -321,8 +322,8 @@ def shared_selection(spec: dict[str, Any], estimator, family: Family, training_p
             with open(path.with_suffix(".lock"), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
     per_split = [results[r] for r in range(k)]
-    chosen = combine_choices([p["chosen"] for p in per_split], spec["grid"])
-    report = {"scope": f"first {k} splits", "cv_folds": spec["cv_folds"], "combine": "median",
+    chosen = combine_choices([p["chosen"] for p in per_split], spec.grid)
+    report = {"scope": f"first {k} splits", "cv_folds": spec.cv_folds, "combine": "median",
               "choices": [p["chosen"] for p in per_split], "best_scores": [p["best_score"] for p in per_split],
               "seconds": float(sum(p["seconds"] for p in per_split)), "shared": True}
     if set_aside:

@@ -112,7 +112,7 @@ class Kind:
                 for i in range(cell_splits(n_splits, ds, m))]
 
     # --- one run -----------------------------------------------------------------------------------------------
-    def execute(self, spec: dict[str, Any], row: dict[str, Any], threads: int, root: str | None) -> None:
+    def execute(self, spec: RunSpec, row: dict[str, Any], threads: int, root: str | None) -> None:
         """One run: fill ``row`` (the learner path: data, split, CV, final fit, test metrics)."""
         from tkbench.bench.learn import run_learner
 

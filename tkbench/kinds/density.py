@@ -60,7 +60,7 @@ class Density(Kind):
                                          vary=vary)))
         return out
 
-    def execute(self, spec: dict[str, Any], row: dict[str, Any], threads: int, root: str | None) -> None:
+    def execute(self, spec, row: dict[str, Any], threads: int, root: str | None) -> None:
         from tkbench.bench.density import run_density
 
         run_density(spec, row)

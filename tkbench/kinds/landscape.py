@@ -31,7 +31,7 @@ class Landscape(Kind):
     def run_fields(self, exp) -> dict[str, Any]:
         return {**super().run_fields(exp), "landscape": self.section_of(exp).model_dump()}
 
-    def execute(self, spec: dict[str, Any], row: dict[str, Any], threads: int, root: str | None) -> None:
+    def execute(self, spec, row: dict[str, Any], threads: int, root: str | None) -> None:
         from tkbench.bench.landscape import run_landscape
 
         run_landscape(spec, row)

@@ -180,16 +180,16 @@ def tree_predict(X, Zt, kind, start, stop, items, woff, wsq, alpha):
 
 
 @njit(parallel=True, cache=True, fastmath=True)
-def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, fit, hinge):
-    """g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta, W = R A^T, by Lemma 4.1: B_root = W; a node n with kernel K_n
+def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, hinge):
+    """g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta, W = r A^T, by Lemma 4.1: B_root = W; a node n with kernel K_n
     passes B_c = 2 w_i^2 B_n K_n to child i and gets dk/dw_i = -4 w_i (1 - K_c) K_n per unit of B_n; a leaf
     gets dk/dv_j = -2 v_j (x_j - z_j)^2 K_leaf per unit of B_leaf.
 
-    ``fit``: R holds the targets Y instead, and row u's residual r_u = Y_u - k(x_u, Z) A is formed from the row
-    just computed, scaled by -2 / (m outputs): g is then the gradient of the mean squared residual, in the same
-    single pass (the residual of a row needs only that row). ``fit`` and ``hinge``: the loss is the hinge loss
-    max(0, 1 - Y_u f_u) instead (labels +-1), whose derivative in f is -Y_u where the margin is below 1 and 0
-    elsewhere, scaled by 1 / (m outputs). Returns (g, sum of the losses, or 0 without ``fit``)."""
+    R holds the targets Y, and row u's residual r_u = Y_u - k(x_u, Z) A is formed from the row just computed,
+    scaled by -2 / (m outputs): g is then the gradient of the mean squared residual, in one pass (the residual of
+    a row needs only that row). ``hinge``: the loss is the hinge loss max(0, 1 - Y_u f_u) instead (labels +-1),
+    whose derivative in f is -Y_u where the margin is below 1 and 0 elsewhere, scaled by 1 / (m outputs).
+    Returns (g, sum of the losses)."""
     m, mp, nn, k = X.shape[0], Zt.shape[1], kind.shape[0], R.shape[1]
     nw = w.shape[0]
     wsq = w * w
@@ -208,24 +208,21 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, fit, hinge):
             _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
             top = Krow[nn - 1]
             for c in range(k):
-                if fit:
-                    a = At[c]
-                    f = 0.0
-                    for v in range(mp):
-                        f += top[v] * a[v]
-                    if hinge:
-                        margin = R[u, c] * f
-                        if margin < 1.0:
-                            sse[ch] += 1.0 - margin
-                            r[c] = -R[u, c] / (m * k)
-                        else:
-                            r[c] = 0.0
+                a = At[c]
+                f = 0.0
+                for v in range(mp):
+                    f += top[v] * a[v]
+                if hinge:
+                    margin = R[u, c] * f
+                    if margin < 1.0:
+                        sse[ch] += 1.0 - margin
+                        r[c] = -R[u, c] / (m * k)
                     else:
-                        res = R[u, c] - f
-                        sse[ch] += res * res
-                        r[c] = scale * res
+                        r[c] = 0.0
                 else:
-                    r[c] = R[u, c]
+                    res = R[u, c] - f
+                    sse[ch] += res * res
+                    r[c] = scale * res
             root = B[nn - 1]
             for v in range(mp):
                 root[v] = 0.0

@@ -242,21 +242,6 @@ def kernel_predict(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np
     return F[:, 0] if alpha.ndim == 1 else F
 
 
-def factored_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, R: np.ndarray,
-                      A: np.ndarray) -> np.ndarray:
-    """g_theta = sum_{u,v} (R A^T)_uv dk(x_u, z_v)/dtheta for every weight (Lemma 4.1), compiled, without any
-    m x m' matrix: for a least-squares risk R is the residual and A the coefficients (vectors or m x outputs)."""
-    from tkbench.methods.hgk._numba import tree_gradient
-
-    weights = _checked(arch, weights)
-    R = np.asarray(R, float)
-    A = np.asarray(A, float)
-    g, _ = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
-                         *arch.flat.arrays(), weights, np.ascontiguousarray(R.reshape(len(R), -1)),
-                         np.ascontiguousarray(A.reshape(len(A), -1)), False, False)
-    return g
-
-
 def risk_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, Y: np.ndarray,
                       A: np.ndarray, loss: str = "ls") -> tuple[float, np.ndarray]:
     """The least-squares risk mean((Y - k(X, Z) A)^2) (over points and outputs) and its gradient in the weights,
@@ -271,7 +256,7 @@ def risk_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z:
     A = np.asarray(A, float)
     Ym = np.ascontiguousarray(Y.reshape(len(Y), -1))
     g, sse = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
-                           *arch.flat.arrays(), weights, Ym, np.ascontiguousarray(A.reshape(len(A), -1)), True,
+                           *arch.flat.arrays(), weights, Ym, np.ascontiguousarray(A.reshape(len(A), -1)),
                            loss == "hinge")
     return float(sse / Ym.size), g
 

@@ -8,7 +8,7 @@ from scipy.optimize import linprog
 from tests.conftest import tiny_config
 from tkbench.bench.density import balanced_draw
 from tkbench.bench.kernel_classes import get_kernel_class, tk_variables
-from tkbench.bench.kernel_fit import fit_kernel_matrix, optimal_kernel_matrix
+from tkbench.bench.kernel_fit import KernelFitProblem, optimal_kernel_matrix
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
 from tkbench.config import load_config
@@ -56,7 +56,7 @@ def test_gaussian_sum_fit_matches_an_independent_linear_program(norm):
     X, y = _points(8)
     target = optimal_kernel_matrix(y)
     km = get_kernel_class("gaussian_sum").basis(X, {"n_bandwidths": 6})
-    ours = fit_kernel_matrix(km, target, norm)
+    ours = KernelFitProblem(km, target).solve(norm)
     m, p = 8, km.n_variables
     G = km.matrices.reshape(p, m * m).T
     t = target.ravel()
@@ -81,14 +81,14 @@ def test_psd_fit_matches_the_unwhitened_problem_and_lemma_11():
     X, y = _points(8, seed=3)
     target = optimal_kernel_matrix(y)
     km = get_kernel_class("gpk").basis(X, {"degree": 2})
-    ours = fit_kernel_matrix(km, target, "l1")
+    ours = KernelFitProblem(km, target).solve("l1")
     P = cp.Variable((km.order, km.order), symmetric=True)
     iu = np.triu_indices(km.order)
     K = sum(P[i, j] * H for i, j, H in zip(*iu, km.matrices, strict=True))
     prob = cp.Problem(cp.Minimize(cp.sum(cp.abs(K - target)) / 64), [P >> 0])
     prob.solve(solver=cp.SCS, eps=1e-8, max_iters=200000)
     assert ours.value == pytest.approx(prob.value, abs=1e-4)
-    tk = fit_kernel_matrix(get_kernel_class("tk").basis(X, {"degree": 2}), target, "l1")
+    tk = KernelFitProblem(get_kernel_class("tk").basis(X, {"degree": 2}), target).solve("l1")
     assert tk.value <= ours.value + 1e-6
     # the returned P is PSD and reproduces the returned K
     Pm = ours.variables.reshape(km.order, km.order)
@@ -99,7 +99,7 @@ def test_psd_fit_matches_the_unwhitened_problem_and_lemma_11():
 def test_gpk_interpolates_when_it_has_enough_monomials():
     """Theorem 12: with at least as many monomials as (unisolvent) points, K* is matched exactly."""
     X, y = _points(6, seed=2)
-    fit = fit_kernel_matrix(get_kernel_class("gpk").basis(X, {"degree": 2}), optimal_kernel_matrix(y), "linf")
+    fit = KernelFitProblem(get_kernel_class("gpk").basis(X, {"degree": 2}), optimal_kernel_matrix(y)).solve("linf")
     assert fit.value < 1e-5  # q = 6 monomials of degree <= 2 in 2 variables, 6 points
 
 

@@ -121,9 +121,3 @@ class KernelFitProblem:
         diff = np.abs(K - self.target)
         value = float(diff.sum() / m**2) if norm == "l1" else float(diff.max())  # recomputed from the solution
         return KernelFit(norm, value, str(problem.status), seconds, K, values)
-
-
-def fit_kernel_matrix(kmap: LinearKernelMap, target: np.ndarray, norm: str, solver: str = "clarabel") -> KernelFit:
-    """Solve Problem (20) (``norm="l1"``) or (21) (``norm="linf"``) over the class ``kmap`` (one norm; use
-    :class:`KernelFitProblem` to solve both without rebuilding the design)."""
-    return KernelFitProblem(kmap, target).solve(norm, solver)

@@ -58,6 +58,17 @@ BAD = [
      "methods[0].per_dataset_grid.pima", "the label of a dataset of this config"),
     ("unknown scaler", lambda c: c["methods"][0].update(scaler="robust"), "methods[0].scaler", "'log_minmax'"),
     ("missing reference file", lambda c: c.update(reference="nowhere/table.yaml"), "reference", "nowhere"),
+    # the list and count rules are pydantic types (issue 49); one message per value, not one per union member
+    ("max_train too small", lambda c: c["methods"][0].update(max_train=5), "methods[0].max_train",
+     "a number of rows >= 10"),
+    ("max_train per dataset too small", lambda c: c["methods"][0].update(max_train={"liver": 3}),
+     "methods[0].max_train.liver", "a number of rows >= 10"),
+    ("cv_max_train a word", lambda c: c["methods"][0].update(cv_max_train={"liver": "x"}),
+     "methods[0].cv_max_train.liver", "valid integer"),
+    ("method splits zero", lambda c: c["methods"][0].update(splits=0), "methods[0].splits",
+     "a number of splits from 1"),
+    ("empty per-dataset grid", lambda c: c["methods"][0].update(per_dataset_grid={"liver": {"C": []}}),
+     "methods[0].per_dataset_grid.liver.C", "non-empty list"),
 ]
 
 

@@ -121,3 +121,19 @@ def test_no_branch_on_an_experiment_kind_outside_its_class():
     assert set(KINDS) == {"accuracy", "convergence", "scaling", "surface", "density", "landscape"}
     for kind in KINDS.values():  # every kind says what it is
         assert kind.name and kind.summary
+
+
+def test_the_tests_mirror_the_package():
+    """A family's tests sit together (tests/methods/<family>/), beside those of the kinds, the run machinery, the
+    report, the config and the data (issue 49)."""
+    tests = Path(__file__).resolve().parent
+    for package in _family_packages():
+        if package == "debug":  # the failing method of the runner's tests (tests/bench)
+            continue
+        folder = tests / "methods" / package
+        if package == "baselines":  # covered with every family by tests/methods/test_learners.py
+            assert (tests / "methods" / "test_learners.py").is_file()
+            continue
+        assert folder.is_dir() and any(folder.glob("test_*.py")), package
+    for part in ("kinds", "bench", "report", "config", "data", "methods/_shared"):
+        assert any((tests / part).glob("test_*.py")), part

@@ -16,7 +16,7 @@ d = 1, basis x; one thread, 2026-11-25) took 0.39 s for the first fit and 0.04 s
   in advance would).
 
 Sweeps are not affected: the runner's warm-up loads the compiled code before any timed fit, so every pass of a
-run is compiled, as before. The two engines agree to rounding (``tests/test_tk_engine.py``); a process that
+run is compiled, as before. The two engines agree to rounding (``tests/methods/tk/test_tk_engine.py``); a process that
 switches engines between two fits of the same data gives the same model up to that rounding.
 """
 from __future__ import annotations

@@ -44,7 +44,7 @@ CHUNK = 16  # rows per scratch allocation
 #
 # Range: within about two units in the last place for -708 <= x <= 709; below -708 it returns 0 (the true value is
 # below 3.3e-308, a subnormal: kernel values that small are 0 for every purpose here); above 709 it is not used
-# (the kernels' exponents are never positive). Tested against ``numpy.exp`` in tests/test_hierarchical_fast.py.
+# (the kernels' exponents are never positive). Tested against ``numpy.exp`` in tests/methods/hgk/test_hierarchical_fast.py.
 
 
 @intrinsic

@@ -11,7 +11,7 @@ a_i <- clip(a_i - G_i / Q_ii, 0, C), G_i = y_i f(x_i) - 1), keeping f = K (a * y
 (O(m) per update, no other matrix than K). LIBSVM cannot be used: it always has the offset. Stops when the largest
 violation of the projected gradient (the KKT conditions: G_i >= 0 at a_i = 0, G_i <= 0 at a_i = C, G_i = 0 in
 between) is below ``tol``; the coordinates are visited in a seeded random order, so a solve is deterministic.
-Tested against cvxpy's solution of the same QP and by its KKT conditions (tests/test_hinge_svm.py).
+Tested against cvxpy's solution of the same QP and by its KKT conditions (tests/methods/hgk/test_hinge_svm.py).
 Several label columns (the one-vs-all problems of a shared kernel) are solved one after the other.
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ Algorithm 1 (projection-based gradient descent):
 
     mu' <- P_M(mu - eta grad F(mu))     until ||mu' - mu|| < epsilon  (or max_iter iterations).
 
-Choices where the paper is silent or loose, tested in ``tests/test_nkrr.py``:
+Choices where the paper is silent or loose, tested in ``tests/methods/nkrr/test_nkrr.py``:
 
 - The projection P_M is the exact Euclidean projection onto M (M1 or M2), not the paper's "normalize mu' so that
   ||mu' - mu0|| = Lambda". How they relate: since grad F <= 0, a step from mu >= 0 stays >= 0 (the thresholding

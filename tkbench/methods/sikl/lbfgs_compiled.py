@@ -14,7 +14,7 @@ with s^T y <= 1e-12 ||s|| ||y|| is skipped. It stops when the gradient's largest
 absolute test of section 9), when a step decreases -f by at most ``ftol`` max(|f|, 1), when the line search fails,
 or after ``max_iter`` steps. The paper used liblbfgs (Nocedal's L-BFGS with More-Thuente's line search); neither
 this nor SciPy's L-BFGS-B is that code, so the two searches find the same kind of local maxima from the same
-starts but not always the same ones (tests/test_lbfgs_compiled.py measures how often).
+starts but not always the same ones (tests/methods/sikl/test_lbfgs_compiled.py measures how often).
 """
 from __future__ import annotations
 

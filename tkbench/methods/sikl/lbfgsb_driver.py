@@ -10,7 +10,7 @@ alone 0.4 s; the rest is SciPy's compiled ``setulb`` itself.
 ``scipy.optimize._lbfgsb_py._minimize_lbfgsb`` (SciPy 1.15-1.17): the same ``factr = ftol / eps``, ``pgtol =
 gtol``, bounds coding, iteration and evaluation caps, and the same evaluation cache (a point equal to the last
 one evaluated is not evaluated again), so it returns bit for bit the point, value and counts ``minimize`` returns
-(tested against it, with and without bounds, in tests/test_lbfgsb_driver.py). Written by hand because SciPy
+(tested against it, with and without bounds, in tests/methods/sikl/test_lbfgsb_driver.py). Written by hand because SciPy
 offers no public entry to its L-BFGS-B without the wrapper; if the private routine's signature changes, the
 function falls back to ``minimize`` (same results, slower).
 """

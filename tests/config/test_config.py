@@ -7,7 +7,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tests.conftest import tiny_config
+from tests.conftest import ROOT, tiny_config
 from tkbench.cli import app
 from tkbench.config import load_config
 from tkbench.errors import ConfigError
@@ -119,9 +119,8 @@ def test_valid_config_fills_defaults(write_config):
 
 
 def test_committed_configs_are_valid():
-    from pathlib import Path
 
-    for path in sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml")):
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
         load_config(path)
 
 
@@ -289,7 +288,7 @@ def test_config_target_scalers_are_the_learners_own():
 
 def test_no_data_and_not_run_must_name_the_reference_tables_data_sets_and_methods(write_config):
     """A misspelt key would silently show nothing: the config error names the field, the value and the choices."""
-    ref = str(Path(__file__).resolve().parents[1] / "configs" / "reference" / "hgk2016_table1.yaml")
+    ref = str(ROOT / "configs" / "reference" / "hgk2016_table1.yaml")
     cfg = {"name": "paper_only", "reference": ref, "metric": "ls_error", "protocol": {"splits": 1},
            "datasets": ["cpusmall"], "methods": [{"name": "RF", "family": "random_forest"}],
            "no_data": ["cod", "codrna"], "not_run": ["HLK"]}

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.conftest import ROOT
 from tkbench.bench.plan import make_plan
 from tkbench.bench.store import ResultStore
 from tkbench.cli import app
@@ -282,7 +282,7 @@ def test_report_notes_name_per_dataset_params_and_grids(write_config, tmp_path):
 def test_every_published_reproduction_has_its_rows_in_the_checkout():
     """docs/reproduction/<name> is regenerated from results/<name>: in a clean clone (CI) the rows and the config
     copy must be there, i.e. committed and not git-ignored (investigate_gas_turbine_size once was)."""
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     published = sorted(p.name for p in (root / "docs" / "reproduction").iterdir() if p.is_dir())
     assert published
     for name in published:
@@ -482,7 +482,7 @@ def test_not_run_methods_show_the_papers_numbers_beside_each_data_set():
     from tkbench.report.reference import Reference
     from tkbench.report.tables import metric_tables
 
-    ref = Reference(Path(__file__).resolve().parents[1] / "configs" / "reference" / "hgk2016_table1.yaml")
+    ref = Reference(ROOT / "configs" / "reference" / "hgk2016_table1.yaml")
     base = {"metric": "ls_error", "metric_std": 0.001, "best": False, "fit_mean": 1.0, "fit_std": 0.1,
             "cv_mean": 5.0, "n_ok": 1, "planned": 1, "n_failed": 0, "n_timeout": 0, "n_crashed": 0, "n_missing": 0}
     summary = pd.DataFrame([{**base, "dataset": ds, "method": m, "metric_mean": 0.1}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC, SVR
 
-from tests.tk_problems import _small, convex_optimum
+from tests.methods.tk.tk_problems import _small, convex_optimum
 from tkbench.methods._shared.svm import solve_dual
 from tkbench.methods.tk.frank_wolfe import frank_wolfe, top_eigenpair
 from tkbench.methods.tk.kernel import box, n_basis, tk_gradient, tk_kernel

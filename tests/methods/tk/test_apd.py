@@ -5,7 +5,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from tests.tk_problems import _basis_kernels, _small, convex_optimum
+from tests.methods.tk.tk_problems import _basis_kernels, _small, convex_optimum
 from tkbench.methods._shared.svm import solve_dual
 from tkbench.methods.tk import apd
 from tkbench.methods.tk.apd import apd_booster, project_box_hyperplane, project_spectraplex

@@ -72,3 +72,39 @@ def test_one_solver_report_fills_every_familys_iterations_and_names_its_own_stop
     (note,) = convergence_notes(_res(rows))
     assert note.startswith(f"simplemkl on heart: 1 of 3 final fits stopped before their stop rule ({sikl_rule})")
     assert "duality-gap" not in note
+
+
+def test_a_familys_report_notes_stand_under_its_tables_only_when_it_is_present():
+    """Issue 49: the report names no family; what a table must say about a family's rows comes from the family
+    (Family.report_notes) and is printed only when one of the config's methods uses it."""
+    from types import SimpleNamespace
+
+    from tkbench.methods import get_family
+    from tkbench.report.evaluation import family_notes
+
+    def res(*families):
+        methods = [SimpleNamespace(name=f"m{i}", family=f) for i, f in enumerate(families)]
+        return SimpleNamespace(experiment=SimpleNamespace(methods=methods))
+
+    note = get_family("sikl").report_notes["time_breakdown"]
+    assert family_notes(res("sikl", "svm_rbf", "sikl"), "time_breakdown", {"m0", "m1", "m2"}) == [note]
+    assert family_notes(res("sikl", "svm_rbf"), "time_breakdown", {"m1"}) == []  # sikl's method not in the table
+    assert family_notes(res("svm_rbf", "estimator:no.such.Thing"), "selection", {"m0", "m1"}) == []
+
+
+def test_the_reproduction_index_is_data_and_bad_entries_are_clear(tmp_path):
+    import pytest
+
+    from tkbench.errors import InputError
+    from tkbench.report.reproduction import load_index
+
+    papers, entries = load_index(None)
+    assert len(papers) == 5 and all(e.paper in papers for e in entries) and len(entries) >= 30
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "reproduction.yaml").write_text("papers: {'000': x}\nentries: [{config: a, paper: '001', "
+                                                          "title: t}]\n")
+    with pytest.raises(InputError, match="not under papers"):
+        load_index(tmp_path)
+    (tmp_path / "docs" / "reproduction.yaml").write_text("papers: [1]\n")
+    with pytest.raises(InputError, match="expected papers"):
+        load_index(tmp_path)

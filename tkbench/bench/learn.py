@@ -54,8 +54,8 @@ def metrics(task: str, y_true: np.ndarray, y_pred: np.ndarray, prefix: str = "")
 
 def rmse_pm1(estimator, X: np.ndarray, y: np.ndarray) -> float:
     """Root mean squared error of the decision values against the labels coded -1 / +1 (+1: ``classes_[1]``):
-    the regression error of a classifier trained by regression on +-1 labels (kernel ridge regression, NKRR in
-    paper 001). For a margin classifier (SVM) it measures calibration, not its training criterion."""
+    the regression error of a classifier trained by regression on +-1 labels (kernel ridge regression and
+    the families built on it). For a margin classifier (SVM) it measures calibration, not its training criterion."""
     scores = decision_matrix(estimator, X)  # unclipped, unlike the least-squares error
     return float(np.sqrt(np.mean((scores - signed_targets(estimator.classes_, y)) ** 2)))
 
@@ -132,7 +132,7 @@ def run_learner(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str 
     row["params"] = {**spec.params, **chosen}
 
     if root is not None and takes_checkpoint(estimator):
-        # a learner that can save its state (TK by Frank-Wolfe): a final fit killed with its session continues
+        # a learner that can save its state (``takes_checkpoint``): a final fit killed with its session continues
         set_model_params(estimator, {"checkpoint": fit_checkpoint(root, spec)})
     t0 = time.perf_counter()
     estimator.fit(X_train, y_train)
@@ -169,7 +169,7 @@ def run_learner(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str 
 
 def staged_test_errors(estimator, model, X_test: np.ndarray, y_test: np.ndarray) -> list[float] | None:
     """The test error (a fraction) after each solver iteration, for a classifier that keeps its stages
-    (``keep_stages=True`` and ``staged_decision_function``, scikit-learn's staged convention; SIKL): the
+    (``keep_stages=True`` and ``staged_decision_function``, scikit-learn's staged convention): the
     trajectories of paper 004's Figures 1-3. None for any other model. The test part is used only to record."""
     if not getattr(model, "keep_stages", False) or not hasattr(model, "staged_decision_function"):
         return None

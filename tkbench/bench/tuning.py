@@ -2,8 +2,8 @@
 
 The grid is the Cartesian product of the method's grid values. A family's *path parameter* (the forest's number
 of trees) is scored for all its values from one fit at the largest value. A family with ``warm_start`` fits one
-model per fold along the grid, in grid order, each fit starting from the previous solution (SimpleMKL: the
-kernel weights found for the previous C); the problems are convex, so only the path to each optimum changes. Ties go to the first candidate in grid
+model per fold along the grid, in grid order, each fit starting from the previous solution (for example the
+kernel weights found for the previous C); for convex problems only the path to each optimum changes. Ties go to the first candidate in grid
 order. A candidate whose fit raises scores NaN and is skipped; if every candidate fails, the error is raised.
 """
 from __future__ import annotations

@@ -38,6 +38,8 @@ class Family:
     continues within that fit, not at its start. Off for families whose CV fits are short: saving costs time.
     ``scales_inside``: the scaling the estimator applies to its inputs itself (TK: min-max to [0, 1]^n, the
     kernel's domain), shown beside ``scaler`` (the runner's, before the estimator) by ``tkbench methods``.
+    ``report_notes``: what the report's tables need to say about this family's rows, by table (``evaluation``,
+    ``time_breakdown``, ``selection``): the report prints the notes of the families present under those tables.
     ``least_squares``: binary classifiers of the family fit their decision values to the labels coded -1 / +1 (kernel
     ridge, least-squares SVM), so the RMSE of those values against the labels measures what they minimise; the
     report's RMSE table shows only such families (for an SVM's margin or a forest's votes it means nothing).
@@ -64,6 +66,7 @@ class Family:
     least_squares: bool = False
     scales_inside: str = ""  # how the estimator itself scales its inputs, if it does (shown by `tkbench methods`)
     stop_rule: str = ""  # its solver's stop rule in words: the report's notes name it for rows that do not
+    report_notes: Mapping[str, str] = field(default_factory=dict)  # table -> a note (see the class docstring)
 
     @property
     def default_solver(self) -> str:

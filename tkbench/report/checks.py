@@ -4,9 +4,9 @@
   runs suggests that the optimum lies outside the grid (paper tables rarely print their grids, so the reader
   needs to know where ours binds).
 - A solver's own grid at its edge: a diagnostic ``<name>`` (a value, or one per learned kernel) reported beside
-  ``<name>_grid`` (HGK: Algorithm 1's lambda) at the grid's smallest or largest value in at least half of a
+  ``<name>_grid`` (a grid searched inside the fit, such as a lambda grid) at the grid's smallest or largest value in at least half of a
   cell's runs; such grids sit inside the solver, where the CV notes cannot see them.
-- Convergence of the final fits: iterative solvers (Frank-Wolfe, SimpleMKL) report whether they reached their
+- Convergence of the final fits: iterative solvers report whether they reached their
   duality-gap tolerance; a fit that stopped early is counted per cell, never hidden in a mean. (SDP solutions
   have their own certificate note in :mod:`tkbench.report.build`.)
 """

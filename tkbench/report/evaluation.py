@@ -2,7 +2,7 @@
 
 Per (dataset, method): the time to predict the whole test part (``predict_seconds`` of the result rows, in ms,
 mean over the ok splits) and the model-size factors that set it, read from the fits' diagnostics: support
-vectors (``n_support`` of an SVM, ``nsv`` of SIKL), cosines ``m`` and Gaussians ``m_gauss``. With a reference
+vectors (``n_support`` of an SVM, ``nsv`` of a mixture's SVM), cosines ``m`` and Gaussians ``m_gauss``. With a reference
 file the paper's numbers stand beside ours (``ours (paper)``); with ``speedup: [fast, slow]`` a second table
 gives slow's mean test time over fast's per dataset, ours (both measured in the same sweep, on the same machine)
 beside the paper's.
@@ -16,6 +16,24 @@ import pandas as pd
 from tkbench.report.checks import _ok_cells
 from tkbench.report.reference import Reference
 from tkbench.report.tables import Cell, TableModel
+
+
+def family_notes(res, table: str, methods) -> list[str]:
+    """The notes the families of ``methods`` (names of this config's methods) give for ``table``
+    (:attr:`tkbench.methods.family.Family.report_notes`), each once, in the config's order."""
+    from tkbench.methods import get_family
+
+    wanted, out = set(methods), []
+    for m in res.experiment.methods:
+        if m.name not in wanted:
+            continue
+        try:
+            note = get_family(m.family).report_notes.get(table)
+        except (KeyError, ValueError):  # a family not registered here (a plugin not installed)
+            continue
+        if note and note not in out:
+            out.append(note)
+    return out
 
 FACTORS = (("nsv", ("n_support", "nsv")), ("m", ("m",)), ("m_gauss", ("m_gauss",)))
 
@@ -98,9 +116,8 @@ def evaluation_tables(res, names: dict[str, dict[str, str]]) -> list[TableModel]
                           "Gaussians"], rows,
                          ["Test ms: time to predict the whole test part (mean over the ok splits), on this machine"
                           + (f"; paper: {reference.title}, its own machine." if reference is not None else ".")
-                          + " Model size from the fits' diagnostics (means); a SIKL model is evaluated through its "
-                          "cosine expansion (paper 004 section 7), so its support vectors do not enter its test time "
-                          "unless it has Gaussians."])]
+                          + " Model size from the fits' diagnostics (means).",
+                          *family_notes(res, "evaluation", {method for _, method in measures})])]
     if spec.speedup:
         fast, slow = spec.speedup
         srows = []
@@ -122,7 +139,7 @@ def evaluation_tables(res, names: dict[str, dict[str, str]]) -> list[TableModel]
 
 def time_breakdown_table(res) -> TableModel | None:
     """Where a fit's time goes: per (dataset, method), the mean of each ``<step>_seconds`` diagnostic of the final
-    fits (SIKL: global search, QCQP, local adaptation) beside the mean fit time, each with its share of it."""
+    fits (the steps the solver times itself) beside the mean fit time, each with its share of it."""
     rows, steps = [], []
     cells = []
     for ds, method, cell in _ok_cells(res):
@@ -143,12 +160,11 @@ def time_breakdown_table(res) -> TableModel | None:
     return TableModel("Where the fit time goes", ["Dataset", "Method", "Fit (s)"]
                       + [k.removesuffix("_seconds").replace("_", " ") + " (s)" for k in steps], rows,
                       ["Means over the final fits of each cell, from the solver's own timers (share of the fit "
-                       "time); SIKL: search = Algorithm 2, qcqp = the finite QCQP (21), local = local adaptation "
-                       "(section 5.4); the rest is the intermediate SVMs, the intercept and bookkeeping."])
+                       "time).", *family_notes(res, "time_breakdown", {method for _, method, *_ in cells})])
 
 
 def _cv_selection(cell) -> tuple[list[list[dict]], list[str]]:
-    """The candidates of a cell whose CV grid is one ``architecture`` parameter (HGK_cv: the paper's 5-fold CV),
+    """The candidates of a cell whose CV grid is one ``architecture`` parameter (a CV over architectures),
     in the ``selection`` form: per run, each architecture's mean CV risk (minus the CV score) and no time."""
     picks, chosen = [], []
     for cv, params in zip(cell.get("cv", []), cell.get("chosen_params", []), strict=False):
@@ -163,21 +179,20 @@ def _cv_selection(cell) -> tuple[list[list[dict]], list[str]]:
 
 def _column(label) -> str:
     """A candidate's column: its label, or "chosen [lambda a-b]" for a re-run of the chosen architecture with a
-    further lambda grid (HGK's ``lambda_grids``), whatever the architecture, so that those share one column."""
+    further lambda grid (a family's ``lambda_grids``), whatever the architecture, so that those share one column."""
     label = str(label)
     return "chosen" + label[label.index(" [lambda "):] if " [lambda " in label else label
 
 
 def selection_table(res) -> TableModel | None:
     """Which candidate a fit chose on held-out data: per (dataset, method) whose final fits report a ``selection``
-    diagnostic (a list of ``{architecture, d3_risk, seconds}``, one per candidate; HGK's reduction 2: the
-    architecture by the D3 error of one Algorithm 1 run per candidate), or whose CV grid is one ``architecture``
-    parameter (HGK_cv: the paper's 5-fold CV), the chosen candidates with their run counts, each candidate's mean
+    diagnostic (a list of ``{architecture, d3_risk, seconds}``, one per candidate, each scored on held-out data by
+    the fit itself), or whose CV grid is one ``architecture`` parameter, the chosen candidates with their run counts, each candidate's mean
     held-out risk (the D3 error, or the CV error), and the mean time of all candidates' runs (the CV time for a CV).
     Cells with one candidate are left out."""
     cells, names = [], []
     for ds, method, cell in _ok_cells(res):
-        # a CV over the architecture first (HGK_cv: its final fits may still pick among lambda grids by D3)
+        # a CV over the architecture first (its final fits may still pick among further candidates themselves)
         picks, chosen = _cv_selection(cell)
         held_out = f"{res.experiment.protocol.cv_folds}-fold CV"
         seconds = [float(s) for s in cell.get("cv_seconds", pd.Series(dtype=float)).dropna()]
@@ -209,9 +224,7 @@ def selection_table(res) -> TableModel | None:
     return TableModel("Candidates chosen on held-out data (mean held-out risk per candidate)",
                       ["Dataset", "Method", "Held out", "Chosen (runs)"] + names + ["All candidates (s)"], rows,
                       ["Each fit scored every candidate on held-out parts of its training part and kept the one with "
-                       "the smallest risk (bold: chosen in at least one run). D3: one split, Algorithm 1's D3 error "
-                       "(HGK, reduction 2: the least-squares risk of the unclipped SVM on D3); k-fold CV: the CV's "
-                       "mean least-squares error (HGK_cv, the paper's protocol), with the CV's time. Times from the "
-                       "fits' own timers; a fit resumed from candidate checkpoints counts the candidates' original "
-                       "times. \"chosen [lambda a-b]\": the architecture chosen among the others, run again with "
-                       "that lambda grid (HGK's lambda_grids); the fit keeps whichever run has the least D3 error."])
+                       "the smallest risk (bold: chosen in at least one run). k-fold CV: the CV's mean "
+                       "least-squares error, with the CV's time. Times from the fits' own timers; a fit resumed from "
+                       "candidate checkpoints counts the candidates' original times.",
+                       *family_notes(res, "selection", {method for _, method, *_ in cells})])

@@ -15,17 +15,6 @@ from pathlib import Path
 
 from tkbench.report.build import build_report
 
-# the papers, in the order of README's "at a glance" table (their text: ../shared/papers, README there)
-PAPERS = {
-    "000": 'Colbert & Peet, "A Convex Parametrization of a New Class of Universal Kernel Functions", *JMLR* 21(45), '
-           "2020",
-    "003": '"An Efficient Algorithm for Tessellated Kernel Learning", anonymous ICML submission, 2021',
-    "001": 'Cortes, Mohri & Rostamizadeh, "Learning Non-Linear Combinations of Kernels", *NIPS* 2009',
-    "004": 'Ghiasi-Shirazi, Safabakhsh & Shamsi, "Learning Translation Invariant Kernels for Classification", '
-           "*JMLR* 11, 2010",
-    "002": 'Steinwart, Thomann & Schmid, "Learning with Hierarchical Gaussian Kernels", preprint, 2016',
-}
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -33,7 +22,7 @@ class Entry:
     title: str
     reuse: tuple[str, ...] = ()  # results folders with the same runs (`--reuse`)
     jobs: int = 2  # workers; timing sweeps run one fit at a time so that their times are not contended
-    paper: str = ""  # the key of PAPERS this entry reproduces or checks (its title names it too)
+    paper: str = ""  # the key under ``papers`` of docs/reproduction.yaml this entry reproduces or checks
 
     @property
     def checked(self) -> bool:
@@ -46,60 +35,31 @@ class Entry:
         return " ".join([run, *(f"--reuse {r}" for r in self.reuse)])
 
 
-ENTRIES = (
-    Entry("colbert2020_table1", "Paper 000 (Colbert & Peet 2020), Table 1: TK, SimpleMKL, SimpleMKL TK / TK+, neural net",
-          ("results/mkl_uci", "results/tk_uci"), paper="000"),
-    Entry("investigate_liver_simplemkl", "Checked: why Liver SimpleMKL is above paper 000 Table 1 (C, input scaling, library)",
-          ("results/mkl_uci",), paper="000"),
-    Entry("colbert2020_density", "Paper 000, Figure 2: approximating a +-1 kernel matrix by TK, GPK and Gaussian sums", paper="000"),
-    Entry("colbert2020_scaling", "Paper 000, Figures 3-4: SDP and SimpleMKL-TK time against m", jobs=1, paper="000"),
-    Entry("colbert2020_surfaces", "Paper 000, Figure 6: decision surfaces of TK and SimpleMKL", paper="000"),
-    Entry("sdp_uci", "Paper 000, comparator sweep: TK by SDP (Clarabel) beside Frank-Wolfe on 120-row subsamples "
-          "of Liver and Ionosphere", paper="000"),
-    Entry("mkl_uci", "Paper 000, comparator sweep: SimpleMKL, SimpleMKL TK and SimpleMKL TK+ on Liver and "
-          "Ionosphere (reused by Table 1)", paper="000"),
-    Entry("tk_uci", "Paper 000 / 003, comparator sweep: TK learned by Frank-Wolfe on Liver and Airfoil (reused by "
-          "Table 1)", paper="000"),
-    Entry("tkl2021_table1", "Paper 003, Table 1: TK learning time, SDP against Frank-Wolfe", paper="003"),
-    Entry("tkl2021_table2", "Paper 003, Table 2: TKL, SimpleMKL, neural net, random forest on six UCI sets", paper="003"),
-    Entry("investigate_gas_turbine_size", "Checked: Gas Turbine MSE against the number of training rows (TKL, RF, NN)", paper="003"),
-    Entry("investigate_airfoil_tk", "Checked: Airfoil TKL at fixed (C, delta), with 5-fold CV, and on fewer rows", paper="003"),
-    Entry("investigate_hill_valley_tk", "Checked: Hill-Valley TKL under min-max, log then min-max, and quantile scaling", paper="003"),
-    Entry("baselines_uci", "Paper 003, comparator sweep: random forest, neural net and RBF SVM on the 13 UCI sets "
-          "(30 splits), beside Table 2 where it has them", paper="003"),
-    Entry("tkl2021_convergence", "Paper 003, Figure 2: Frank-Wolfe duality gap against iteration", paper="003"),
-    Entry("bench_tk_scaling", "Paper 003, benchmark: Frank-Wolfe time and memory against m and q on CCPP, the TK "
-          "kernel's own time (make bench)", jobs=1, paper="003"),
-    Entry("tkl2021_scaling", "Paper 003, Figure 3: Frank-Wolfe time against m and q (CCPP)", ("results/bench_tk_scaling",),
-          jobs=1, paper="003"),
-    Entry("tkl2021_scaling_gas_turbine", "Paper 003 at full size: Frank-Wolfe time against m up to 29 386 rows "
-          "(Gas Turbine)", jobs=1, paper="003"),
-    Entry("cortes2009_figure1", "Paper 001 (Cortes, Mohri & Rostamizadeh 2009), Figure 1: the NKRR objective over two "
-          "kernel weights", jobs=1, paper="001"),
-    Entry("cortes2009_uci", "Paper 001: NKRR against uniform and learned linear combinations and RBF KRR (our "
-          "experiment: the paper's text has no table)", paper="001"),
-    Entry("ghiasi2010_table2", "Paper 004 (Ghiasi-Shirazi, Safabakhsh & Shamsi 2010), Tables 2-3: SG, GM, CM and CGM on "
-          "the Raetsch benchmark (error, training time, evaluation time and model size)", paper="004"),
-    Entry("ghiasi2010_complexity", "Paper 004, section 9.4 and Figure 3: complexity control on Heart (beta by CV "
-          "against beta = 1e-6 with C by CV)", paper="004"),
-    Entry("ghiasi2010_digits", "Paper 004, sections 9.2-9.3: the cosine mixture on USPS and MNIST (Table 4)", jobs=1, paper="004"),
-    Entry("bench_sikl_search", "Paper 004, benchmark: the global search's L-BFGS by SciPy or compiled (CM fits on "
-          "heart and waveform, fixed beta)", jobs=1, paper="004"),
-    Entry("steinwart2016_table1", "Paper 002 (Steinwart, Thomann & Schmid 2016), Table 1: hierarchical Gaussian "
-          "kernels against the least-squares SVM, random forests and neural nets (least-squares error)", paper="002"),
-    Entry("investigate_hgk_reductions", "Checked: what 3 draws instead of the paper's 30 cost on cycle (RF, SVM and "
-          "neural net at fixed parameters)", ("results/steinwart2016_table1",), paper="002"),
-    Entry("investigate_multiclass_reading", "Checked: which least-squares error paper 002 reports on its multi-class "
-          "sets (one-vs-all against the class code as a regression target; untuned random forest)", paper="002"),
-    Entry("investigate_rf_defaults", "Checked: paper 002's RF column against scikit-learn's forest defaults and R's "
-          "randomForest regression defaults (mtry = p / 3, nodesize 5)", paper="002"),
-    Entry("investigate_line_search", "Checked: the first trial step of Algorithm 1's line search in paper 002 "
-          "(1 at every step against twice the previous step), on the first draw of every Table 1 set", paper="002"),
-    Entry("investigate_grid_search", "Checked: how step 3 of Algorithm 1 in paper 002 scores (lambda, gamma): the "
-          "error on D2 against 5-fold CV within D1, at M = 15 on four Table 1 sets", paper="002"),
-    Entry("investigate_updrs_hgk", "Checked: why paper 002's HGK on updrs is out of our reach: a Gaussian kernel on "
-          "age, sex and test_time alone, and Algorithm 1's inhomogeneous kernel with 19 or those 3 features", paper="002"),
-)
+INDEX = Path(__file__).resolve().parents[2] / "docs" / "reproduction.yaml"  # the checkout's list of entries
+
+
+def load_index(root: Path | None = None) -> tuple[dict[str, str], tuple[Entry, ...]]:
+    """The papers (key -> citation, in README's order) and the entries of ``<root>/docs/reproduction.yaml`` (the
+    checkout's when ``root`` has none): what ``tkbench report --all`` collects; the report code names no
+    family or paper itself."""
+    from tkbench.errors import InputError
+    from tkbench.textfile import load_yaml
+
+    path = root / "docs" / "reproduction.yaml" if root is not None else INDEX
+    path = path if path.is_file() else INDEX
+    doc = load_yaml(path, "reproduction index") or {}
+    try:
+        papers = {str(k): str(v) for k, v in doc["papers"].items()}
+        entries = tuple(Entry(config=str(e["config"]), title=str(e["title"]), paper=str(e["paper"]),
+                              reuse=tuple(e.get("reuse") or ()), jobs=int(e.get("jobs", 2))) for e in doc["entries"])
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise InputError(f"{path}: expected papers: {{key: citation}} and entries: [{{config, paper, title, "
+                         f"reuse?, jobs?}}] ({type(exc).__name__}: {exc})") from None
+    unknown = sorted({e.paper for e in entries} - set(papers))
+    if unknown:
+        raise InputError(f"{path}: entries name papers {unknown} that are not under papers: {sorted(papers)}")
+    return papers, entries
+
 
 
 def _body(markdown: str, prefix: str) -> str:
@@ -168,8 +128,9 @@ def at_a_glance(root: str | Path = ".") -> list[tuple[str, str, str, str]]:
     computed from the committed rows; README's table is this, written by :func:`build_all`."""
     root = Path(root)
     lines = []
-    for key, citation in PAPERS.items():
-        entries = [e for e in ENTRIES if e.paper == key and (root / "configs" / f"{e.config}.yaml").exists()]
+    papers, index = load_index(root)
+    for key, citation in papers.items():
+        entries = [e for e in index if e.paper == key and (root / "configs" / f"{e.config}.yaml").exists()]
         done = planned = 0
         compared = []
         for entry in entries:
@@ -222,7 +183,7 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
     html = []
     toc: list[tuple[str, str]] = []
     written: list[Path] = []
-    for entry in ENTRIES:
+    for entry in load_index(root)[1]:
         md += [f"## {entry.title}", "", f"Config: `configs/{entry.config}.yaml`.", ""]
         toc.append((entry.config, entry.title))
         html.append(f'<h2 id="{entry.config}">{html_lib.escape(entry.title)} <a href="#{entry.config}" '

@@ -408,6 +408,12 @@ register(Family(
     warmup=hierarchical_warmup,
     checkpoint_cv_fits=True,
     reference="Steinwart, Thomann & Schmid 2016 (paper 002), Algorithm 1",
+    report_notes={
+        "selection": "HGK: D3 is one split, Algorithm 1's D3 error (reduction 2: the least-squares risk of the "
+                     "unclipped SVM on D3); a CV over the architecture is the paper's protocol (HGK_cv). \"chosen "
+                     "[lambda a-b]\": the architecture chosen among the others, run again with that lambda grid "
+                     "(lambda_grids); the fit keeps whichever run has the least D3 error.",
+    },
 ))
 
 __all__ = ["HGKClassifier", "HGKRegressor"]

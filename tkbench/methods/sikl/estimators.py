@@ -273,6 +273,12 @@ register(Family(
     diagnostics=lambda model: model.diagnostics(),
     trace=_trace,
     reference="Ghiasi-Shirazi, Safabakhsh & Shamsi, JMLR 2010 (paper 004), Algorithm 1",
+    report_notes={
+        "evaluation": "A SIKL model is evaluated through its cosine expansion (paper 004 section 7), so its support "
+                      "vectors do not enter its test time unless it has Gaussians.",
+        "time_breakdown": "SIKL: search = Algorithm 2, qcqp = the finite QCQP (21), local = local adaptation "
+                          "(section 5.4); the rest is the intermediate SVMs, the intercept and bookkeeping.",
+    },
 ))
 
 __all__ = ["SIKLClassifier"]

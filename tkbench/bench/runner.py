@@ -146,7 +146,7 @@ def run_experiment(
                           f"{display_path(out / 'damaged')} and do its run again", markup=False, highlight=False)
         pending = todo(plan, store, force)
         check_data(exp, pending)
-        _print_plan(console, plan, pending, out, adopted)
+        _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
         whole = plan if only is None and splits is None else make_plan(exp)
         _print_saved_states(console, store, pending, {s.key for s in whole})
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
@@ -348,14 +348,18 @@ def _log_line(summary: dict[str, Any], done: int, total: int) -> str:
 
 
 def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path,
-                reusable: set[str]) -> None:
+                reusable: set[str], root: Path | None = None) -> None:
     """The dry run's table: per (dataset, method), runs planned, done here, to be taken over with --reuse (same
     run key finished elsewhere) and left to compute."""
+    from tkbench.bench.cost import estimate, finished_rows
+
     table = Table(title=f"plan -> {out}")
-    columns = ("dataset", "method", "runs", "done", "reusable", "to run")
+    columns = ("dataset", "method", "runs", "done", "reusable", "to run", "s / run", "hours left", "estimated from")
     for col in columns:
-        table.add_column(col, justify="left" if col in ("dataset", "method") else "right")
+        table.add_column(col, justify="left" if col in ("dataset", "method", "estimated from") else "right")
     pending_keys = {s.key for s in pending}
+    costs = estimate([s for s in pending if s.key not in reusable], finished_rows(out, root)) if pending else {}
+    hours, unknown = 0.0, 0
     cells: dict[tuple[str, str], list[int]] = {}
     for s in plan:
         c = cells.setdefault((s.label, s.method), [0, 0, 0])
@@ -363,11 +367,22 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
         c[1] += s.key in reusable
         c[2] += s.key in pending_keys and s.key not in reusable
     for (ds, m), (n, reused, left) in cells.items():
-        table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left))
+        est = costs.get((ds, m)) if left else None
+        if est is not None:
+            hours += left * est.seconds / 3600
+        unknown += bool(left and est is None)
+        cost = (f"{est.seconds:.3g}", f"{left * est.seconds / 3600:.2g}", f"{est.n_rows} rows, {est.basis}") \
+            if est is not None else ("", "", "no rows" if left else "")
+        table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left), *cost)
     console.print(keep_whole(table, "dataset", "method"))
     left = sum(c[2] for c in cells.values())
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
+    if left:
+        console.print(f"estimated {hours:.3g} hours of runs one after another (divide by the workers), from finished "
+                      "rows of the same runs or the same family and size (this results folder, the ones beside it and"
+                      " results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
+                      markup=False, highlight=False)
 
 
 def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> list[str]:

@@ -64,6 +64,10 @@ class LinearFeatureKernels:
     def matrix(self, k: int) -> np.ndarray:
         return np.outer(self.X[:, k], self.X[:, k])
 
+    def factor(self) -> np.ndarray:
+        """Z with K_k = z_k z_k^T (every base kernel rank-1): the explicit feature map of ``feature_map``."""
+        return self.X
+
 
 class GaussianFeatureKernels:
     """K_k(x, z) = exp(-(x_k - z_k)^2 / (2 width^2)) for each feature k."""
@@ -158,6 +162,45 @@ class WithConstant:
 
     def release_cache(self) -> None:
         getattr(self.base, "release_cache", lambda: None)()
+
+    def factor(self) -> np.ndarray | None:
+        Z = getattr(self.base, "factor", lambda: None)()
+        return None if Z is None else np.column_stack([np.ones(len(Z)), Z])
+
+
+def feature_map_size(r: int, degree: int) -> int:
+    """D = C(r + d - 1, d): the columns of :func:`feature_map` for r rank-1 kernels and degree d."""
+    from math import comb
+
+    return comb(r + degree - 1, degree)
+
+
+def feature_map(Z: np.ndarray, mu: np.ndarray, degree: int) -> np.ndarray:
+    """Phi (m x D) with Phi Phi^T = (Z diag(mu) Z^T)^(o d), when every base kernel is rank-1 (K_k = z_k z_k^T).
+
+    By the multinomial theorem, (sum_k mu_k z_ik z_jk)^d = sum over multisets c of d indices of
+    (d! / prod_a c_a!) prod_{a in c} mu_a z_ia z_ja, so the column of c is sqrt(d! / prod c_a! prod mu_a) prod z_a.
+    A degree-0 map is the all-ones column. Used by ``ridge_solve="feature_map"``
+    (:class:`tkbench.methods.nkrr.projected_gradient.NKRRObjective`).
+    """
+    from collections import Counter
+    from itertools import combinations_with_replacement
+    from math import factorial
+
+    m, r = Z.shape
+    if degree == 0:
+        return np.ones((m, 1))
+    scaled = Z * np.sqrt(np.asarray(mu, dtype=float))
+    cols = np.empty((m, feature_map_size(r, degree)))
+    for j, c in enumerate(combinations_with_replacement(range(r), degree)):
+        coef = factorial(degree)
+        for count in Counter(c).values():
+            coef //= factorial(count)
+        col = np.sqrt(float(coef)) * scaled[:, c[0]]
+        for a in c[1:]:
+            col = col * scaled[:, a]
+        cols[:, j] = col
+    return cols
 
 
 def make_base_kernels(base: str, X: np.ndarray, *, constant: bool = False, width: float = 1.0,

@@ -308,7 +308,7 @@ class NKRRResult:
     converged: bool
     stationarity: float
     history: list[dict] = field(default_factory=list)
-    n_evals: int = 0  # Cholesky factorisations (objective evaluations)
+    n_evals: int = 0  # objective evaluations (factorisations: NKRRObjective.n_factorisations)
     message: str = ""
 
 

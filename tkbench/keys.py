@@ -22,8 +22,9 @@ LATE_FIELDS: dict[str, dict[str, Any]] = {
     "run": {"features": None, "landscape": None, "tuning": None, "cv_score": None, "cv_size": None},
     # the CV of one split shared by later splits (tkbench.bench.tuning.tuning_key)
     "tuning": {"cv_score": None},
-    # an HGK candidate's checkpoint (tkbench.methods.hgk.estimators): step 3's grid search was always on D2
-    "hgk_checkpoint": {"grid_search": "d2"},
+    # an HGK candidate's checkpoint (tkbench.methods.hgk.estimators): step 3's grid search was always on D2, and
+    # the gradient steps held alpha fixed
+    "hgk_checkpoint": {"grid_search": "d2", "objective": "fixed_alpha"},
 }
 
 

@@ -75,6 +75,8 @@ from tkbench.methods.hgk.annealing import (
     GRID_SEARCHES,
     LAMBDAS,
     LINE_SEARCHES,
+    OBJECTIVES,
+    REFIT_RTOL,
     HGKFitResult,
     RoundState,
     optimise_weights,
@@ -123,6 +125,11 @@ class _HGKBase(BaseEstimator):
     grid_search : {'cv', 'd2'}, default='d2'
         how step 3 scores each (lambda, gamma): "d2", the error on D2 of the SVM trained on D1, or "cv", 5-fold CV
         within D1.
+    objective : {'auto', 'fixed_alpha', 'refit'}, default='auto'
+        what the gradient steps descend: "refit", the D2 error of the SVM retrained on D1 for the new weights, with
+        its own stopping rules, or "fixed_alpha", the paper's (11) with alpha held at step 3's (the paper's
+        setting); "auto" (the default since 2026-11-28): "refit" with loss="ls", "fixed_alpha" with loss="hinge";
+        see tkbench.methods.hgk.annealing. ``objective_`` is the one used.
     lambda_grids : list or None, default=None
         None, or further lambda grids: Algorithm 1 is run again with each of them for the architecture chosen among
         candidates, and the run with the least D3 error of all is kept; see the module.
@@ -150,6 +157,7 @@ class _HGKBase(BaseEstimator):
         "loss": [StrOptions({"ls", "hinge"})],
         "line_search": [StrOptions(set(LINE_SEARCHES))],
         "grid_search": [StrOptions(set(GRID_SEARCHES))],
+        "objective": [StrOptions({"auto", *OBJECTIVES})],
         "lambda_grids": [list, tuple, None],
         "checkpoint": [str, os.PathLike, None],
     }
@@ -164,13 +172,16 @@ class _HGKBase(BaseEstimator):
                                  "numbers (step 3's grid of Algorithm 1)")
         if self.loss == "hinge" and not isinstance(self, ClassifierMixin):
             raise ValueError("loss = 'hinge' is for classification (HGKClassifier); HGKRegressor uses 'ls'")
+        if self.loss == "hinge" and self.objective == "refit":  # "auto" resolves to fixed_alpha
+            raise ValueError("loss = 'hinge' needs objective = 'fixed_alpha' (the hinge SVM's coefficients are not "
+                             "differentiable in the weights)")
         if self.candidates is not None and not list(self.candidates):
             raise ValueError("candidates = []: expected None or at least one architecture")
 
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=LAMBDAS, gammas=GAMMAS, step_scale=0.3, multiclass="shared",
                  candidates=None, random_state=0, loss="ls", line_search="warm", grid_search="d2",
-                 lambda_grids=None, checkpoint=None):
+                 objective="auto", lambda_grids=None, checkpoint=None):
         self.architecture = architecture
         self.L = L
         self.M = M
@@ -186,8 +197,15 @@ class _HGKBase(BaseEstimator):
         self.loss = loss
         self.line_search = line_search
         self.grid_search = grid_search
+        self.objective = objective
         self.lambda_grids = lambda_grids
         self.checkpoint = checkpoint
+
+    def _objective(self) -> str:
+        """The objective the gradient steps descend ("auto": "refit" for the least-squares loss, else the paper's)."""
+        if self.objective != "auto":
+            return self.objective
+        return "refit" if self.loss == "ls" else "fixed_alpha"
 
     def _candidate_checkpoint(self, index: int, spec, X: np.ndarray, problems: list[np.ndarray],
                               lambdas=None) -> Checkpoint | None:
@@ -196,7 +214,9 @@ class _HGKBase(BaseEstimator):
         if self.checkpoint is None:
             return None
         facts = {k: getattr(self, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
-                                                "multiclass", "random_state", "loss", "line_search", "grid_search")}
+                                                "multiclass", "random_state", "loss", "line_search", "grid_search",
+                                                "objective")}
+        facts["objective"] = self._objective()
         if lambdas is not None:
             facts["lambdas"] = list(lambdas)
         facts = without_implied(facts, "hgk_checkpoint")  # grid_search came later (tkbench.keys): old states hold
@@ -233,7 +253,8 @@ class _HGKBase(BaseEstimator):
                                             N2=int(self.N2), N3=int(self.N3), lambdas=grid,
                                             gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
                                             loss=self.loss, line_search=self.line_search,
-                                            grid_search=self.grid_search, resume=resume,
+                                            grid_search=self.grid_search, objective=self._objective(),
+                                            resume=resume,
                                             on_round=None if rounds is None else save_round))
             resume = None
         seconds = before + time.perf_counter() - t0
@@ -277,6 +298,7 @@ class _HGKBase(BaseEstimator):
         self.alpha_ = np.hstack([svm_coefficients(kernel(arch, r.weights, X), t, r.lam, self.loss).reshape(len(X), -1)
                                  for r, t in zip(results, problems, strict=True)])
         self.history_ = [r.history for r in results]
+        self.objective_ = self._objective()
         self.d3_risk_ = np.array([r.d3_risk for r in results])
         self.X_fit_ = X
         for state in states:  # finished: the candidates' states are no longer needed
@@ -293,13 +315,21 @@ class _HGKBase(BaseEstimator):
         return np.clip(out, -1.0, 1.0)
 
     def diagnostics(self) -> dict:
-        """The one solver report (:mod:`tkbench.methods._shared.report`): Algorithm 1 runs a fixed number of steps, so there
-        is no convergence test to meet (``converged`` None); its iterations are the recorded steps of the kept
-        run (annealing rounds, descent records and step 3's grid searches)."""
+        """The one solver report (:mod:`tkbench.methods._shared.report`): Algorithm 1 runs a fixed number of steps
+        ("fixed_alpha") or stops early when a round gains less than REFIT_RTOL ("refit"), with no convergence test to
+        meet either way (``converged`` None); its iterations are the recorded steps of the kept run (annealing
+        rounds, descent records and step 3's grid searches)."""
+        budget = (f"M = {self.M} outer iterations of L = {self.L} annealing rounds (N1 = {self.N1}, N2 = {self.N2} "
+                  f"steps) and N3 = {self.N3} descent steps")
+        if self.objective_ == "refit":
+            rule = (f"at most {budget}, descending the retrained SVM's D2 error; a descent round ends at a step "
+                    f"that gains less than {REFIT_RTOL:g} (relative), Algorithm 1 after an outer iteration that "
+                    "lowers the best D3 error by less than that")
+        else:
+            rule = f"a fixed count: {budget}; no convergence test"
         return SolverReport(
             "annealing and gradient descent, paper 002 Algorithm 1", int(sum(len(h) for h in self.history_)), None,
-            f"a fixed count: M = {self.M} outer iterations of L = {self.L} annealing rounds (N1 = {self.N1}, "
-            f"N2 = {self.N2} steps) and N3 = {self.N3} descent steps; no convergence test",
+            rule,
             {"d3_risk": float(np.mean(self.d3_risk_))},
             extras={"depth": int(self.depth_), "n_weights": int(self.weights_.shape[1]),
                     "lambda": [float(v) for v in self.lambda_], "lambda_grid": list(self.lambda_grid_),
@@ -308,7 +338,9 @@ class _HGKBase(BaseEstimator):
                     "descent_steps": int(sum(e.get("steps", 0) for h in self.history_ for e in h
                                              if e["step"] == "descent")),
                     "descent_evaluations": int(sum(e.get("evaluations", 0) for h in self.history_ for e in h)),
-                    "line_search": self.line_search, "grid_search": self.grid_search,
+                    "line_search": self.line_search, "grid_search": self.grid_search, "objective": self.objective_,
+                    "outer_iterations": [sum(e["step"] == "anneal" and "lambda" in e for e in h)
+                                         for h in self.history_],
                     "architecture": self.architecture_spec_, "selected": self.selected_,
                     "selection": list(self.selection_)}).as_diagnostics()
 
@@ -394,7 +426,8 @@ def _build(task: str, solver: str, params: dict, seed: int):
 
 register(Family(
     name="hgk",
-    stop_rule="a fixed count of Algorithm 1 steps (paper 002); no convergence test",
+    stop_rule="Algorithm 1 (paper 002): a fixed count of steps (objective fixed_alpha) or at most that count, "
+              "stopped when a round gains less than 1e-3 (refit, the default); no convergence test",
     least_squares=True,
     description="least-squares SVM with a hierarchical Gaussian kernel, weights by annealing and gradient descent "
                 "(paper 002, Algorithm 1)",
@@ -407,6 +440,7 @@ register(Family(
     diagnostics=lambda model: model.diagnostics(),
     warmup=hierarchical_warmup,
     checkpoint_cv_fits=True,
+    changed_defaults={"objective": ("fixed_alpha", "auto")},
     reference="Steinwart, Thomann & Schmid 2016 (paper 002), Algorithm 1",
     report_notes={
         "selection": "HGK: D3 is one split, Algorithm 1's D3 error (reduction 2: the least-squares risk of the "

@@ -23,6 +23,7 @@ class Entry:
     reuse: tuple[str, ...] = ()  # results folders with the same runs (`--reuse`)
     jobs: int = 2  # workers; timing sweeps run one fit at a time so that their times are not contended
     paper: str = ""  # the key under ``papers`` of docs/reproduction.yaml this entry reproduces or checks
+    paper_splits: int | None = None  # the paper's draws when the config's protocol.splits is not (docs/COST.md)
 
     @property
     def checked(self) -> bool:
@@ -51,10 +52,12 @@ def load_index(root: Path | None = None) -> tuple[dict[str, str], tuple[Entry, .
     try:
         papers = {str(k): str(v) for k, v in doc["papers"].items()}
         entries = tuple(Entry(config=str(e["config"]), title=str(e["title"]), paper=str(e["paper"]),
-                              reuse=tuple(e.get("reuse") or ()), jobs=int(e.get("jobs", 2))) for e in doc["entries"])
+                              reuse=tuple(e.get("reuse") or ()), jobs=int(e.get("jobs", 2)),
+                              paper_splits=None if e.get("paper_splits") is None else int(e["paper_splits"]))
+                        for e in doc["entries"])
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise InputError(f"{path}: expected papers: {{key: citation}} and entries: [{{config, paper, title, "
-                         f"reuse?, jobs?}}] ({type(exc).__name__}: {exc})") from None
+                         f"reuse?, jobs?, paper_splits?}}] ({type(exc).__name__}: {exc})") from None
     unknown = sorted({e.paper for e in entries} - set(papers))
     if unknown:
         raise InputError(f"{path}: entries name papers {unknown} that are not under papers: {sorted(papers)}")
@@ -221,6 +224,11 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
     glance = at_a_glance(root)
     md[1:1] = ["", "## At a glance", "", glance_markdown(glance), ""]
     md_path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
+    from tkbench.report.cost import cost_markdown
+
+    cost_path = out / "COST.md"
+    cost_path.write_text(cost_markdown(root, load_index(root)[1]), encoding="utf-8")
+    written.append(cost_path)
     if write_readme_glance(root / "README.md", glance):
         written.append(root / "README.md")
     from tkbench.report.tables import HTML_STYLE

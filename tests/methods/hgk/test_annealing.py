@@ -656,3 +656,67 @@ def test_the_default_hgk_learns_which_features_matter():
                   for g in A.GAMMAS for lam in A.LAMBDAS)
     assert mse < 0.7 * uniform, (mse, uniform)
     assert mse < 0.0045
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# selection="halving": successive halving over the candidates (issue 50)
+
+
+def test_halving_rungs_are_a_fifth_and_two_fifths_of_m_below_m():
+    from tkbench.methods.hgk.estimators import halving_rungs
+
+    assert halving_rungs(15) == [3, 6] and halving_rungs(5) == [1, 2] and halving_rungs(2) == [1]
+    assert halving_rungs(1) == []
+
+
+@pytest.mark.parametrize("objective", ["fixed_alpha", "refit"])
+def test_halving_keeps_a_third_per_rung_and_its_survivors_runs_are_the_full_ones(objective):
+    """The dropped candidates' D3 curves are the full runs' prefixes, ranked at the rung; the survivors' runs equal
+    the full rule's (continued from their paused state); the choice is the best finished survivor."""
+    cands = ["inhomogeneous", "depth2:2", "depth2:3", [[0, 1], [1, 2]], [[0], [1], [2]]]
+    quick = {"L": 2, "M": 5, "N1": 30, "N2": 10, "N3": 3, "candidates": cands, "objective": objective}
+    full = HGKRegressor(**quick).fit(X, Y)
+    halv = HGKRegressor(selection="halving", **quick).fit(X, Y)
+    assert [e["architecture"] for e in halv.selection_] == [e["architecture"] for e in full.selection_]
+    finished = []
+    for f, h in zip(full.selection_, halv.selection_, strict=True):
+        curve = h["d3_by_round"]
+        assert curve == f["d3_by_round"][:len(curve)]
+        if "dropped_after_rounds" in h:
+            assert h["dropped_after_rounds"] in (1, 2)
+        else:
+            assert h["d3_risk"] == f["d3_risk"]
+            finished.append(h)
+    dropped1 = [e for e in halv.selection_ if e.get("dropped_after_rounds") == 1]
+    went_on = [e for e in halv.selection_ if e.get("dropped_after_rounds") != 1]
+    assert len(went_on) == 2  # ceil(5 / 3) after the first rung (M = 5: rungs after rounds 1 and 2)
+    assert max(e["d3_by_round"][1] for e in went_on) <= min(e["d3_by_round"][1] for e in dropped1)
+    if objective == "fixed_alpha":  # no early stop: one survivor of the second rung runs to M
+        assert len(finished) == 1
+    best = min(finished, key=lambda e: e["d3_risk"])
+    assert halv.selected_ == best["architecture"]
+    if halv.selected_ == full.selected_:
+        np.testing.assert_array_equal(halv.weights_, full.weights_)
+    with pytest.raises(ValueError, match="halving"):
+        HGKClassifier(selection="halving", multiclass="separate", **quick).fit(X, np.digitize(X[:, 0], [-0.3, 0.3]))
+
+
+def test_a_halving_fit_killed_at_its_second_rung_resumes_to_the_same_result(tmp_path, monkeypatch):
+    from tkbench.methods.hgk import estimators as H
+
+    quick = {"L": 1, "M": 5, "N1": 20, "N2": 10, "N3": 2, "objective": "fixed_alpha", "selection": "halving",
+             "candidates": ["inhomogeneous", "depth2:2", "depth2:3", [[0, 1], [1, 2]]]}
+    full = HGKRegressor(**quick).fit(X, Y)
+    prefix = str(tmp_path / "run")
+    real, calls = A.optimise_weights, []
+    # calls 1-4: rung 1 (one round each); call 5: the first survivor's second rung, killed after its round 2
+    monkeypatch.setattr(H, "optimise_weights", _dies_after_round(real, calls, which_call=5, rounds=2))
+    with pytest.raises(KeyboardInterrupt):
+        HGKRegressor(checkpoint=prefix, **quick).fit(X, Y)
+    assert len(list(tmp_path.glob("run.cand*.round.npz"))) == 4
+    monkeypatch.setattr(H, "optimise_weights", real)
+    resumed = HGKRegressor(checkpoint=prefix, **quick).fit(X, Y)
+    assert resumed.selected_ == full.selected_
+    assert [e["d3_by_round"] for e in resumed.selection_] == [e["d3_by_round"] for e in full.selection_]
+    np.testing.assert_array_equal(resumed.weights_, full.weights_)
+    assert not list(tmp_path.iterdir())

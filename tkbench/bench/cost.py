@@ -42,16 +42,11 @@ def _as_stored(spec: RunSpec, key: str | None) -> RunSpec:
     recomputes) ran with the old default, which its spec's params do not name (:mod:`tkbench.keys`)."""
     import dataclasses
 
-    from tkbench.bench.spec import run_key
-    from tkbench.methods import get_family
+    from tkbench.bench.spec import changed_defaults, run_key
 
     if key is None or run_key(spec) == key:
         return spec
-    try:
-        changed = get_family(spec.family).changed_defaults
-    except (KeyError, ValueError, ImportError):
-        return spec
-    old = {name: values[0] for name, values in changed.items() if name not in spec.params}
+    old = {name: values[0] for name, values in changed_defaults(spec.family).items() if name not in spec.params}
     return dataclasses.replace(spec, params={**old, **spec.params}) if old else spec
 
 

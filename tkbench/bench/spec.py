@@ -87,17 +87,21 @@ class RunSpec:
         return f"{self.label}/{self.method}"
 
 
+def changed_defaults(family: str) -> dict[str, tuple[Any, Any]]:
+    """The family's changed estimator defaults ``{param: (old, new)}`` (:mod:`tkbench.keys`); none for an unknown
+    family (it never reaches a key: the config check names it)."""
+    try:
+        return dict(get_family(family).changed_defaults or {})
+    except (KeyError, ValueError, ImportError):
+        return {}
+
+
 def keyed_params(family: str, params: dict[str, Any], kind: str) -> dict[str, Any]:
     """``params`` as run and tuning keys see them: the family's changed estimator defaults applied
     (:mod:`tkbench.keys`), for kinds whose methods are the family's estimators (not density's kernel classes)."""
     from tkbench.kinds import get_kind
 
-    if not get_kind(kind).learners:
-        return dict(params)
-    try:
-        changed = get_family(family).changed_defaults
-    except (KeyError, ValueError, ImportError):  # an unknown family never reaches a key (the config check names it)
-        return dict(params)
+    changed = changed_defaults(family) if get_kind(kind).learners else {}
     return with_changed_defaults(params, changed) if changed else dict(params)
 
 

@@ -34,6 +34,8 @@ O(p m^2), except ``matrix(k)`` callers that ask for all p matrices themselves (t
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 BASES = ("linear_feature", "gaussian_feature", "library")
@@ -183,24 +185,36 @@ def feature_map(Z: np.ndarray, mu: np.ndarray, degree: int) -> np.ndarray:
     A degree-0 map is the all-ones column. Used by ``ridge_solve="feature_map"``
     (:class:`tkbench.methods.nkrr.projected_gradient.NKRRObjective`).
     """
-    from collections import Counter
-    from itertools import combinations_with_replacement
-    from math import factorial
-
     m, r = Z.shape
     if degree == 0:
         return np.ones((m, 1))
     scaled = Z * np.sqrt(np.asarray(mu, dtype=float))
-    cols = np.empty((m, feature_map_size(r, degree)))
-    for j, c in enumerate(combinations_with_replacement(range(r), degree)):
-        coef = factorial(degree)
-        for count in Counter(c).values():
-            coef //= factorial(count)
-        col = np.sqrt(float(coef)) * scaled[:, c[0]]
-        for a in c[1:]:
-            col = col * scaled[:, a]
-        cols[:, j] = col
+    index, coef = _multisets(r, degree)
+    cols = coef * scaled[:, index[:, 0]]  # one column per multiset, a factor of it per pass: m x D memory only
+    for k in range(1, degree):
+        cols *= scaled[:, index[:, k]]
     return cols
+
+
+@lru_cache(maxsize=32)
+def _multisets(r: int, degree: int) -> tuple[np.ndarray, np.ndarray]:
+    """The multisets of ``degree`` indices out of r (D x degree, in combinations_with_replacement order) and
+    sqrt(d! / prod c_a!) for each: the feature map's columns (one fit evaluates it once per mu)."""
+    from collections import Counter
+    from itertools import combinations_with_replacement
+    from math import factorial
+
+    sets = list(combinations_with_replacement(range(r), degree))
+    coef = np.empty(len(sets))
+    for j, c in enumerate(sets):
+        value = factorial(degree)
+        for count in Counter(c).values():
+            value //= factorial(count)
+        coef[j] = np.sqrt(float(value))
+    index = np.array(sets, dtype=np.intp).reshape(len(sets), degree)
+    index.setflags(write=False)
+    coef.setflags(write=False)
+    return index, coef
 
 
 def make_base_kernels(base: str, X: np.ndarray, *, constant: bool = False, width: float = 1.0,

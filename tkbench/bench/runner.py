@@ -28,7 +28,7 @@ from rich.table import Table
 
 from tkbench.bench import backends, provenance
 from tkbench.bench.isolation import run_isolated
-from tkbench.bench.plan import RunSpec, make_plan
+from tkbench.bench.plan import RunSpec, empty_cells, make_plan
 from tkbench.bench.preflight import check_data
 from tkbench.bench.store import ResultStore, check_folder_path, unwritable, write_json_atomic
 from tkbench.config import Experiment
@@ -147,6 +147,7 @@ def run_experiment(
         pending = todo(plan, store, force)
         check_data(exp, pending)
         _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
+        _print_empty(console, exp, listing=True)
         whole = plan if only is None and splits is None else make_plan(exp)
         _print_saved_states(console, store, pending, {s.key for s in whole})
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
@@ -269,6 +270,7 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
                   f"{len(pending)} to run{resuming_note} on {n_workers} worker(s) ({backend}), {threads} BLAS "
                   f"thread(s) each -> {display_path(out)}")
+    _print_empty(console, exp, listing=False)
     t0 = time.perf_counter()
     if pending:
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -378,11 +380,28 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     left = sum(c[2] for c in cells.values())
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
-    if left:
+    if left and unknown == sum(1 for c in cells.values() if c[2]):
+        console.print("no estimate of the time left: no finished rows of these runs, or of the same family and size, "
+                      "in this results folder, the ones beside it or results/", markup=False, highlight=False)
+    elif left:
         console.print(f"estimated {hours:.3g} hours of runs one after another (divide by the workers), from finished "
                       "rows of the same runs or the same family and size (this results folder, the ones beside it and"
                       " results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
                       markup=False, highlight=False)
+
+
+def _print_empty(console: Console, exp: Experiment, listing: bool) -> None:
+    """The (dataset, method) pairs the plan leaves empty because the dataset's task is not the method's
+    (:func:`tkbench.bench.plan.empty_cells`): each with its reason (dry run), or their count (a sweep)."""
+    empty = empty_cells(exp)
+    if not empty:
+        return
+    if not listing:
+        console.print(f"{len(empty)} (dataset, method) pair(s) not planned: the dataset's task is not the method's "
+                      "(--dry-run lists them)", markup=False, highlight=False)
+        return
+    for label, method, why in empty:
+        console.print(f"not planned: {label} / {method} ({why})", markup=False, highlight=False)
 
 
 def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> list[str]:

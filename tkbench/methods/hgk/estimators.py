@@ -31,7 +31,9 @@ rule differs from the full one only when the full rule's winner is behind a thir
 3 x 3 + 9 = 39 outer iterations instead of 105. Every candidate's curve of best D3 error by outer iteration is in
 ``selection_`` (``d3_by_round``), so the rule can be evaluated on any full-rule fit. One learned kernel only
 (``multiclass="shared"`` or two classes). With ``checkpoint`` the paused candidates' round files let a killed fit
-continue (tested: same choice, curves and weights).
+continue (tested: same choice, curves and weights). Measured with the paper's objective (docs/methods/hgk.md:
+two draws of Table 1 sets at 2000 rows), it chose a 6-7 % worse architecture on both: the D3 curves stay flat and
+drop late, so early rungs do not predict the winner. An option, not a default.
 
 Lambda grid by D3 (``lambda_grids``; our addition, the paper prints no grid): step 3 picks lambda greedily for the
 current weights, and the weights then fitted on D2 with that lambda's alpha. On four Table 1 sets

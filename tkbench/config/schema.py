@@ -285,6 +285,20 @@ class Evaluation(_Strict):
                                       "test time over fast's, ours (measured in the same run) beside the paper's")
 
 
+class Leaderboard(_Strict):
+    """The cross-method leaderboard of an accuracy experiment (tkbench.report.leaderboard): per task, average ranks
+    with Friedman / Nemenyi, ranking stability under a bootstrap over datasets and leave-one-dataset-out, the
+    Bayesian signed-rank test for the leading pairs, the win / tie / loss matrix and accuracy against time."""
+
+    rope_accuracy: float = Field(1.0, ge=0, description="region of practical equivalence for accuracy, in "
+                                 "percentage points")
+    rope_mse: float = Field(0.01, ge=0, description="region of practical equivalence for MSE: a relative "
+                            "difference (the test compares -log MSE)")
+    bootstrap: int = Field(2000, ge=100, le=100_000, description="bootstrap resamples of the datasets")
+    pairs: int = Field(3, ge=2, le=10, description="the Bayesian signed-rank test for every pair among the top "
+                       "this many methods by average rank")
+
+
 class Landscape(_Strict):
     """The grid of a ``landscape`` experiment: a family's learning objective over two kernel weights."""
 
@@ -320,6 +334,9 @@ class Experiment(_Strict):
                                       "tables (wins / ties / losses over the shared splits, Wilcoxon signed-rank)")
     evaluation: Evaluation | None = Field(None, description="accuracy experiments: add the evaluation-time table "
                                           "(test-set prediction time and model size per method)")
+    leaderboard: Leaderboard | None = Field(None, description="accuracy experiments: add the per-task leaderboard "
+                                            "(ranks, their stability, Bayesian signed-rank tests, win / tie / loss "
+                                            "matrix, accuracy against time)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
     calibrated: list[Calibrated] = Field(default_factory=list, description="choices calibrated on the paper's own "
                                          "numbers: each marks the table cells it applies to, its note under the table")

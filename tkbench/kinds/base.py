@@ -71,6 +71,9 @@ class Kind:
         if exp.evaluation is not None and not self.evaluation:
             problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy or "
                              "convergence experiment only"))
+        if exp.leaderboard is not None and not self.paired:
+            problems.append(("leaderboard", exp.leaderboard.model_dump(), "a leaderboard in an accuracy experiment "
+                             "only (it ranks test metrics over shared splits)"))
         if exp.compare and not self.paired:
             problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
                              "experiment only"))

@@ -19,11 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = sorted({p.parent.parent for p in (ROOT / "results").glob("*/rows/*.json")
                   if (ROOT / "configs" / f"{p.parent.parent.name}.yaml").exists()})
 # config name -> {"dataset/method": why its planned runs are not all stored}; empty while every plan is complete
-INCOMPLETE: dict[str, dict[str, str]] = {
-    "bench_hgk": {"cycle/hgk_depth2_8_refit": "added 2026-11-28 (issue 50) while two sweeps ran: its time is a ratio to "
-                  "the other two methods of the same run, so all three are to be run again together on a quiet "
-                  "machine (tkbench run configs/bench_hgk.yaml -j 1 --force)"},
-}
+INCOMPLETE: dict[str, dict[str, str]] = {}
 
 
 def missing_runs(folder: Path) -> dict[str, list[int]]:

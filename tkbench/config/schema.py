@@ -246,6 +246,10 @@ class Scaling(_Strict):
     full_size: bool = Field(False, description="also run every method on each split's whole training part (the "
                             "paper's m); a run the method refuses (e.g. the SDP's memory guard) is recorded as failed")
     vary: VaryParam | None = None
+    budget_seconds: float | None = Field(
+        None, gt=0, description="a series (dataset, method, varied value) stops growing at its first run that took "
+        "longer than this or did not finish ok: its larger sizes are not started, and the report lists them as "
+        "not reached (sizes run in the order given: list them ascending)")
 
     @field_validator("sizes")
     @classmethod

@@ -114,6 +114,12 @@ class Kind:
                               cv_size=cv_cap if base["grid"] else None))
                 for i in range(cell_splits(n_splits, ds, m))]
 
+    def gate(self, exp, plan: list[RunSpec]):
+        """A rule that lets a sweep leave out runs depending on how earlier runs went: an object with
+        ``note(key, status, seconds)`` (a finished run) and ``__call__(spec) -> str | None`` (the reason a run is not
+        started, None to run it); None when every planned run runs."""
+        return None
+
     # --- one run -----------------------------------------------------------------------------------------------
     def execute(self, spec: RunSpec, row: dict[str, Any], threads: int, root: str | None) -> None:
         """One run: fill ``row`` (the learner path: data, split, CV, final fit, test metrics)."""

@@ -29,11 +29,12 @@ from rich.table import Table
 from tkbench.bench import backends, provenance
 from tkbench.bench.isolation import run_isolated
 from tkbench.bench.plan import RunSpec, empty_cells, make_plan
-from tkbench.bench.preflight import check_data
+from tkbench.bench.preflight import check_data, check_requirements
 from tkbench.bench.store import ResultStore, check_folder_path, unwritable, write_json_atomic
 from tkbench.config import Experiment
 from tkbench.errors import InputError
 from tkbench.kinds import get_kind
+from tkbench.methods import get_family
 from tkbench.terminal import keep_whole, make_console
 
 
@@ -148,6 +149,11 @@ def run_experiment(
                           f"{display_path(out / 'damaged')} and do its run again", markup=False, highlight=False)
         pending = todo(plan, store, force)
         check_data(exp, pending)
+        for j, m in enumerate(exp.methods):
+            fam = get_family(m.family) if get_kind(exp.kind).learners else None
+            if fam is not None and fam.missing() and any(s.method == m.name for s in pending):
+                console.print(f"{m.name}: needs {', '.join(fam.missing())}, not installed ({fam.install_hint}): a "
+                              "run would stop here", markup=False, highlight=False)
         _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
         gate = get_kind(exp.kind).gate(exp, plan)
         if gate is not None:
@@ -158,6 +164,7 @@ def run_experiment(
         whole = plan if only is None and splits is None else make_plan(exp)
         _print_saved_states(console, store, pending, {s.key for s in whole})
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
+    check_requirements(exp, todo(plan, store, force))  # an optional extra missing: one error now (exit 2)
     check_data(exp, todo(plan, store, force))  # bad data or sizes: one error now (exit 2), before any file is made
     with store.lock():
         store.check_writable()  # a read-only or full folder: one error now, not after computing a run

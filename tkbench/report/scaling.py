@@ -93,7 +93,7 @@ def not_reached(res: Results) -> list[str]:
     were left out, with the reason (the run that went over the budget or did not finish). Recomputed from the plan
     and the rows, the way the sweep's gate decided."""
     from tkbench.bench.plan import make_plan
-    from tkbench.kinds.scaling import SizeBudget
+    from tkbench.kinds.budget import SizeBudget
 
     sc = res.experiment.scaling
     if sc is None or sc.budget_seconds is None:

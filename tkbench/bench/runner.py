@@ -149,7 +149,7 @@ def run_experiment(
                           f"{display_path(out / 'damaged')} and do its run again", markup=False, highlight=False)
         pending = todo(plan, store, force)
         check_data(exp, pending)
-        for j, m in enumerate(exp.methods):
+        for m in exp.methods:
             fam = get_family(m.family) if get_kind(exp.kind).learners else None
             if fam is not None and fam.missing() and any(s.method == m.name for s in pending):
                 console.print(f"{m.name}: needs {', '.join(fam.missing())}, not installed ({fam.install_hint}): a "

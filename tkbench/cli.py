@@ -171,7 +171,7 @@ def check(
 @app.command("compile")
 def compile_code() -> None:
     """Compile every family's numba code into numba's on-disk cache (`make install` runs it), so that the first
-    fit after an install loads it instead of compiling (HGK's default fit: 18 s with a cold cache, 7 s after)."""
+    fit after an install loads it instead of compiling (measured in docs/methods: 18 s cold, 7 s after)."""
     import time
 
     from tkbench.methods import load_families

@@ -19,7 +19,13 @@ class Accuracy(Kind):
     def summary_extras(self, res, summary, out: Path, reference) -> tuple[list, list[Path]]:
         from tkbench.report.significance import significance_tables
 
-        return significance_tables(res, summary, out)
+        tables, images = significance_tables(res, summary, out)
+        if res.experiment.leaderboard is not None:
+            from tkbench.report.leaderboard import leaderboard_tables
+
+            more, figures = leaderboard_tables(res, summary, out, res.experiment.leaderboard)
+            tables, images = tables + more, images + figures
+        return tables, images
 
     def final_tables(self, res) -> list:
         from tkbench.report import checks

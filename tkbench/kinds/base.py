@@ -71,6 +71,9 @@ class Kind:
         if exp.evaluation is not None and not self.evaluation:
             problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy or "
                              "convergence experiment only"))
+        if exp.leaderboard is not None and not self.paired:
+            problems.append(("leaderboard", exp.leaderboard.model_dump(), "a leaderboard in an accuracy experiment "
+                             "only (it ranks test metrics over shared splits)"))
         if exp.compare and not self.paired:
             problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
                              "experiment only"))
@@ -110,6 +113,12 @@ class Kind:
         return [keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap, tuning=tuning,
                               cv_size=cv_cap if base["grid"] else None))
                 for i in range(cell_splits(n_splits, ds, m))]
+
+    def gate(self, exp, plan: list[RunSpec]):
+        """A rule that lets a sweep leave out runs depending on how earlier runs went: an object with
+        ``note(key, status, seconds)`` (a finished run) and ``__call__(spec) -> str | None`` (the reason a run is not
+        started, None to run it); None when every planned run runs."""
+        return None
 
     # --- one run -----------------------------------------------------------------------------------------------
     def execute(self, spec: RunSpec, row: dict[str, Any], threads: int, root: str | None) -> None:

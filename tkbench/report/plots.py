@@ -137,6 +137,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
         _size_ticks(ax, by_ds["size"])
         written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
                            f"{dataset}: time against m")
+        written += _memory_plot(dataset, by_ds, out_dir)
         params = list(dict.fromkeys(by_ds["vary_param"].dropna()))
         for vparam in params:  # one plot per second axis (methods may vary different parameters)
             by_vp = by_ds[by_ds["vary_param"] == vparam]
@@ -154,6 +155,22 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
             written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_{suffix}", f"{label} (varied through {vparam})",
                                "fit time (s)", f"{dataset}: time against {label}")
     return written, pd.DataFrame(slopes)
+
+
+def _memory_plot(dataset: str, by_ds: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Peak resident memory of the run process against m, one curve per (method, varied value): what each method
+    needs at a size (the data and the interpreter included, so the curves start at the same floor; no slope)."""
+    if "peak_rss_mb" not in by_ds or by_ds["peak_rss_mb"].isna().all():
+        return []
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for (method, value), cur in sorted(by_ds.groupby(["method", "vary_key"], sort=False),
+                                       key=lambda kv: (kv[0][0], _num(kv[0][1]))):
+        peak = cur.groupby("size")["peak_rss_mb"].max().sort_index()
+        label = method if value == "None" else f"{method} ({cur['vary_param'].iloc[0]}={value})"
+        ax.loglog(peak.index, peak.values, "o-", label=label)
+    _size_ticks(ax, by_ds["size"])
+    return save_figure(fig, ax, out_dir / f"scaling_{dataset}_memory", "training set size m",
+                       "peak resident memory (MB)", f"{dataset}: peak memory against m")
 
 
 def plain(value) -> str:

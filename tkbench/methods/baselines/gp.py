@@ -68,6 +68,13 @@ class _ARDBase(BaseEstimator):
         kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(d), tuple(self.length_scale_bounds))
         return kernel + WhiteKernel(1e-2, tuple(self.noise_level_bounds)) if noise else kernel
 
+    def predict(self, X):
+        check_is_fitted(self, "gp_")
+        return self.gp_.predict(validate_data(self, X, reset=False))
+
+    def _lml(self):
+        return self.gp_.log_marginal_likelihood_value_
+
     def length_scales(self) -> np.ndarray:
         """The learned length scale of each feature (of each class's GP, one row per GP)."""
         check_is_fitted(self, "gp_")
@@ -105,13 +112,6 @@ class ARDGaussianProcessRegressor(RegressorMixin, _ARDBase):
                                             random_state=self.random_state).fit(X, y)
         return self
 
-    def predict(self, X):
-        check_is_fitted(self, "gp_")
-        return self.gp_.predict(validate_data(self, X, reset=False))
-
-    def _lml(self):
-        return self.gp_.log_marginal_likelihood_value_
-
 
 class ARDGaussianProcessClassifier(ClassifierMixin, _ARDBase):
     __doc__ = ("GP classification (Laplace approximation, one-vs-rest) with an anisotropic RBF kernel (module doc)."
@@ -126,13 +126,6 @@ class ARDGaussianProcessClassifier(ClassifierMixin, _ARDBase):
                                              random_state=self.random_state).fit(X, y)
         return self
 
-    def predict(self, X):
-        check_is_fitted(self, "gp_")
-        return self.gp_.predict(validate_data(self, X, reset=False))
-
     def predict_proba(self, X):
         check_is_fitted(self, "gp_")
         return self.gp_.predict_proba(validate_data(self, X, reset=False))
-
-    def _lml(self):
-        return self.gp_.log_marginal_likelihood_value_

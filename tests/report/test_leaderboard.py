@@ -1,0 +1,95 @@
+"""The per-task leaderboard (issue 51): ranks, their stability, the Bayesian signed-rank test, the win / tie /
+loss matrix, on inputs whose answers are known."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tkbench.config.schema import Leaderboard
+from tkbench.report.leaderboard import (
+    bayesian_signed_rank,
+    bootstrap_best,
+    leaderboard_tables,
+    leave_one_out_changes,
+)
+
+
+def test_bootstrap_gives_a_dominant_method_every_resample_and_splits_an_exact_tie():
+    scores = np.array([[3.0, 2.0, 1.0], [5.0, 4.0, 0.0], [9.0, 1.0, 2.0]])
+    np.testing.assert_allclose(bootstrap_best(scores, 200, 0), [1.0, 0.0, 0.0])
+    tied = np.array([[2.0, 2.0, 1.0], [3.0, 3.0, 0.0]])
+    np.testing.assert_allclose(bootstrap_best(tied, 200, 0), [0.5, 0.5, 0.0])
+
+
+def test_leave_one_out_finds_the_datasets_the_leader_depends_on():
+    # method 1 wins 3 of 5 datasets; leaving out one of its wins makes a 2-2 tie, which goes to method 0 (order)
+    scores = np.array([[1.0, 3.0], [1.0, 3.0], [3.0, 1.0], [3.0, 1.0], [1.0, 3.0]])
+    assert leave_one_out_changes(scores) == (1, [0, 1, 4])
+    steady = np.array([[3.0, 1.0], [3.0, 2.0], [4.0, 1.0]])
+    assert leave_one_out_changes(steady) == (0, [])
+
+
+def test_bayesian_signed_rank_is_mirrored_and_sees_equivalence():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(70, 90, 12)
+    better = a + 3.0 + rng.normal(0, 0.2, 12)
+    pa, pr, pb = bayesian_signed_rank(better, a, rope=1.0, seed=1)
+    assert pa > 0.95 and pb < 0.01 and pa + pr + pb == pytest.approx(1.0)
+    qa, qr, qb = bayesian_signed_rank(a, better, rope=1.0, seed=1)
+    assert (qa, qr, qb) == pytest.approx((pb, pr, pa), abs=0.01)
+    same = a + rng.normal(0, 0.05, 12)
+    assert bayesian_signed_rank(same, a, rope=1.0, seed=1)[1] > 0.95
+
+
+def test_bayesian_signed_rank_agrees_with_the_reference_implementation():
+    """baycomp 1.0.3 (Benavoli et al.'s own package; not a dependency, see bayesian_signed_rank) printed
+    (0.82988, 0.17012, 0.0) for SignedRankTest.probs(x, y, rope=0.01, nsamples=50000, random_state=1) on these
+    values (2026-11-28); ours, with its own random draws, must agree to the sampling error."""
+    x = np.array([0.80, 0.82, 0.75, 0.90, 0.66, 0.71])
+    y = x - np.array([0.01, 0.02, -0.005, 0.03, 0.01, 0.015])
+    assert bayesian_signed_rank(x, y, rope=0.01, seed=1) == pytest.approx((0.82988, 0.17012, 0.0), abs=0.01)
+
+
+def _results():
+    """Two classification datasets x three methods x 6 splits; A is 5 points better everywhere, B and C tie."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for ds, base in (("d1", 70.0), ("d2", 80.0), ("d3", 60.0)):
+        for split in range(6):
+            noise = rng.normal(0, 1.0)
+            for method, shift in (("A", 5.0), ("B", 0.0), ("C", 0.0)):
+                rows.append({"dataset": ds, "method": method, "split": split, "status": "ok", "n_train": 160,
+                             "n_test": 40, "accuracy": base + shift + noise + rng.normal(0, 0.3)})
+    frame = pd.DataFrame(rows)
+    summary = (frame.groupby(["dataset", "method"], sort=False)["accuracy"].mean().rename("metric_mean")
+               .reset_index().assign(task="classification", metric="accuracy", fit_mean=0.1))
+    exp = SimpleNamespace(methods=[SimpleNamespace(name=m) for m in "ABC"], protocol=SimpleNamespace(seed=7))
+    return SimpleNamespace(rows=frame, experiment=exp), summary
+
+
+def test_the_leaderboard_ranks_the_better_method_first_with_its_wins(tmp_path):
+    res, summary = _results()
+    tables, images = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=200))
+    board = tables[0]
+    assert board.title == "Leaderboard: classification"
+    assert [r[0].text for r in board.rows][0] == "A" and board.rows[0][1].text == "1.00"
+    assert board.rows[0][2].text == "1.00" and board.rows[0][3].text == "3"  # P(best), datasets won
+    assert all(r[4].text == "0/0/3" for r in board.rows[1:])  # B and C lose to A on all three datasets
+    pairs = tables[1]
+    assert pairs.rows[0][0].text == "A" and float(pairs.rows[0][2].text) > 0.9
+    matrix = tables[2]
+    assert matrix.rows[0][0].text == "A" and {c.text for c in matrix.rows[0][2:]} == {"3/0/0"}
+    assert images and images[0].exists()
+
+
+def test_a_leaderboard_outside_an_accuracy_experiment_is_a_config_error(write_config):
+    from tkbench.config import ConfigError, load_config
+
+    cfg = {"name": "x", "kind": "scaling", "protocol": {"splits": 1}, "datasets": ["liver"],
+           "methods": [{"name": "svm", "family": "svm_rbf", "grid": {}}],
+           "scaling": {"sizes": [50, 100]}, "leaderboard": {}}
+    with pytest.raises(ConfigError, match="leaderboard"):
+        load_config(write_config(cfg))

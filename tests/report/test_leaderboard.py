@@ -93,3 +93,16 @@ def test_a_leaderboard_outside_an_accuracy_experiment_is_a_config_error(write_co
            "scaling": {"sizes": [50, 100]}, "leaderboard": {}}
     with pytest.raises(ConfigError, match="leaderboard"):
         load_config(write_config(cfg))
+
+
+def test_the_leaderboard_and_the_significance_table_read_one_verdict_rule():
+    """PairedTest.verdict is the one rule (corrected t-test at 0.05, sign of t by the metric's direction)."""
+    from tkbench.report.statistics import paired_test
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(80, 1, 30)
+    test = paired_test(base + 2.0, base + rng.normal(0, 0.3, 30), 500, 100)
+    assert test.verdict(True) == "better" and test.verdict(False) == "worse"
+    tie = paired_test(base + rng.normal(0, 0.3, 30), base + rng.normal(0, 0.3, 30), 500, 100)
+    assert tie.p_corrected_t >= 0.05 and tie.verdict(True) == "tie"
+    assert paired_test(base, base, 500, 100).verdict(True) == paired_test(base, base, 500, 100).undefined != ""

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tkbench.report.aggregate import HIGHER_IS_BETTER
 from tkbench.report.statistics import average_ranks, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
 
@@ -103,10 +104,7 @@ def _verdict(ok: pd.DataFrame, ds: str, a: str, b: str, metric: str) -> str:
                        int(cell["n_test"].median()))
     if test.undefined:
         return "none"
-    if not test.p_corrected_t < LEVEL:
-        return "tie"
-    better = test.t > 0 if metric == "accuracy" else test.t < 0
-    return "win" if better else "loss"
+    return {"tie": "tie", "better": "win", "worse": "loss"}[test.verdict(HIGHER_IS_BETTER[metric], LEVEL)]
 
 
 def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[list[TableModel], list[Path]]:

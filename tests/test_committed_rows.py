@@ -20,6 +20,14 @@ FOLDERS = sorted({p.parent.parent for p in (ROOT / "results").glob("*/rows/*.jso
                   if (ROOT / "configs" / f"{p.parent.parent.name}.yaml").exists()})
 # config name -> {"dataset/method": why its planned runs are not all stored}; empty while every plan is complete
 INCOMPLETE: dict[str, dict[str, str]] = {}
+# config name -> {method: why} for sweeps that run over several sessions: any cell of those methods may still lack
+# rows; each method named must still have one (then it leaves this list)
+SWEEPING = "the benchmark runs over several sessions with resume (issue 51); these rows are not in yet"
+IN_PROGRESS: dict[str, dict[str, str]] = {
+    "kernel_benchmark": dict.fromkeys(("TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4",
+                                       "GP_ARD", "EasyMKL", "AverageMKL", "GRAM", "liquidSVM", "GPyTorch_SM"),
+                                      SWEEPING),
+}
 
 
 def missing_runs(folder: Path) -> dict[str, list[int]]:
@@ -42,7 +50,11 @@ def test_the_folders_were_found():
 def test_every_planned_run_of_a_committed_config_has_its_row(folder: Path):
     missing = missing_runs(folder)
     excused = INCOMPLETE.get(folder.name, {})
-    unexplained = {cell: splits for cell, splits in missing.items() if cell not in excused}
+    sweeping = IN_PROGRESS.get(folder.name, {})
+    unexplained = {cell: splits for cell, splits in missing.items()
+                   if cell not in excused and cell.split("/", 1)[1] not in sweeping}
+    done = sorted(set(sweeping) - {cell.split("/", 1)[1] for cell in missing})
+    assert not done, f"{folder.name}: IN_PROGRESS names methods whose runs are all stored now: {done}"
     assert not unexplained, f"{folder.name}: planned runs without a row (resume the sweep, or name them in " \
                             f"INCOMPLETE with the reason): {unexplained}"
     assert set(excused) <= set(missing), f"{folder.name}: INCOMPLETE names cells that are complete now: " \

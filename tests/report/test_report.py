@@ -538,3 +538,46 @@ def test_the_rmse_table_lists_only_methods_fitted_to_pm1_labels(results_folder):
     section = text.split("### Test RMSE of the decision values")[1].split("###")[0]
     assert "| liver | krr | **0.900 ± 0.000** |" in section
     assert "| liver | svm |" not in section and "| liver | rf |" not in section
+
+
+def test_report_all_writes_the_benchmark_page_with_its_reading_and_counts_budget_cuts_as_finished(write_config,
+                                                                                                  tmp_path):
+    """docs/BENCHMARK.md (issue 51): the hand-written reading, then each benchmark config's report from its rows;
+    a scaling config whose budget left sizes out is complete (those runs never start), not partial."""
+    import shutil
+
+    import yaml
+
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.report.reproduction import build_all
+
+    root = tmp_path / "repo"
+    (root / "configs").mkdir(parents=True)
+    (root / "docs").mkdir()
+    acc = tiny_config(name="bench_acc")
+    acc["protocol"]["splits"] = 2
+    scal = tiny_config(name="bench_scal", kind="scaling",
+                       scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30, "budget_seconds": 1e-9})
+    scal["datasets"] = ["pima"]
+    scal["methods"] = [{"name": "rf", "family": "random_forest"}]
+    for cfg in (acc, scal):
+        shutil.copy(write_config(cfg, f"{cfg['name']}.yaml"), root / "configs" / f"{cfg['name']}.yaml")
+        run_experiment(load_config(root / "configs" / f"{cfg['name']}.yaml"),
+                       out_dir=root / "results" / cfg["name"], progress=False)
+    (root / "docs" / "reading.md").write_text("## What the table shows\n\nA reading written by hand.\n")
+    (root / "docs" / "reproduction.yaml").write_text(yaml.safe_dump({
+        "papers": {"000": "a paper"}, "entries": [],
+        "benchmark": {"reading": "docs/reading.md", "entries": [
+            {"config": "bench_acc", "title": "The accuracy suite"},
+            {"config": "bench_scal", "title": "The scaling study", "jobs": 1},
+            {"config": "bench_missing", "title": "Not yet"}]}}))
+    build_all(root, root / "docs")
+    md = (root / "docs" / "BENCHMARK.md").read_text()
+    assert md.startswith("# The kernel-learning benchmark") and "A reading written by hand." in md
+    assert "## The accuracy suite" in md and "| liver | svm |" in md
+    assert "## The scaling study" in md and "Partial" not in md
+    assert "rf on pima: m = 80 not run (at m = 40 the run took" in md
+    assert "## Not yet" in md and "Not written yet." in md
+    assert (root / "docs" / "benchmark" / "bench_scal" / "scaling_pima_m.png").exists()

@@ -65,6 +65,69 @@ def load_index(root: Path | None = None) -> tuple[dict[str, str], tuple[Entry, .
 
 
 
+def load_benchmark(root: Path | None = None) -> tuple[Path | None, tuple[Entry, ...]]:
+    """The ``benchmark:`` section of the index: the hand-written reading (a Markdown file, embedded at the top of
+    docs/BENCHMARK.md) and the benchmark's configs (issue 51). Empty when the index has none."""
+    from tkbench.errors import InputError
+    from tkbench.textfile import load_yaml
+
+    path = root / "docs" / "reproduction.yaml" if root is not None else INDEX
+    path = path if path.is_file() else INDEX
+    doc = (load_yaml(path, "reproduction index") or {}).get("benchmark")
+    if doc is None:
+        return None, ()
+    try:
+        reading = Path(doc["reading"]) if doc.get("reading") else None
+        entries = tuple(Entry(config=str(e["config"]), title=str(e["title"]), jobs=int(e.get("jobs", 2)))
+                        for e in doc["entries"])
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise InputError(f"{path}: expected benchmark: {{reading: FILE, entries: [{{config, title, jobs?}}]}} "
+                         f"({type(exc).__name__}: {exc})") from None
+    return reading, entries
+
+
+def _section(root: Path, out: Path, entry: Entry, folder: str) -> tuple[list[str], list[Path]]:
+    """One entry's Markdown section (its report rebuilt from the committed rows into ``out/folder/<config>``)."""
+    md = [f"## {entry.title}", "", f"Config: `configs/{entry.config}.yaml`.", ""]
+    rows = root / "results" / entry.config / "rows"
+    if not (root / "configs" / f"{entry.config}.yaml").exists():
+        return md + ["Not written yet.", ""], []
+    if not rows.is_dir() or not any(rows.glob("*.json")):
+        return md + [f"Not run yet: `{entry.command}`.", ""], []
+    done, planned = _progress(root, entry.config)
+    if done < planned:
+        md += [f"**Partial: {done} of {planned} runs finished so far**; resume with `{entry.command}`.", ""]
+    target = out / folder / entry.config
+    files = build_report(root / "results" / entry.config, formats=["md"], out_dir=target,
+                         config=root / "configs" / f"{entry.config}.yaml")
+    md += [_body((target / "report.md").read_text(encoding="utf-8"), f"{folder}/{entry.config}"), ""]
+    return md, files
+
+
+def build_benchmark(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
+    """docs/BENCHMARK.md: the reading (hand-written, from ``benchmark.reading``) and every benchmark config's
+    report from the committed rows; nothing is re-run. Returns the files written (none without a benchmark)."""
+    root, out = Path(root), Path(out)
+    reading, entries = load_benchmark(root)
+    if not entries:
+        return []
+    md = ["# The kernel-learning benchmark", "",
+          "Regenerated from the committed result rows by `tkbench report --all`; nothing is re-run. Every family "
+          "of tkbench beside the baselines a user would reach for and the peers they would pick instead, on one "
+          "protocol (the configs' notes name every choice and reduction).", ""]
+    if reading is not None and (root / reading).is_file():
+        md += [(root / reading).read_text(encoding="utf-8").strip(), ""]
+    written: list[Path] = []
+    for entry in entries:
+        section, files = _section(root, out, entry, "benchmark")
+        md += section
+        written += files
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "BENCHMARK.md"
+    path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
+    return [path, *written]
+
+
 def _body(markdown: str, prefix: str) -> str:
     """A report's Markdown without its title, headings one level down, image paths relative to the collection."""
     lines = markdown.splitlines()
@@ -81,10 +144,18 @@ def _progress(root: Path, name: str) -> tuple[int, int]:
     from tkbench.bench.plan import make_plan
     from tkbench.bench.store import ResultStore
     from tkbench.config import load_config
+    from tkbench.kinds import get_kind
 
-    plan = make_plan(load_config(root / "configs" / f"{name}.yaml"))
-    statuses = ResultStore(root / "results" / name).statuses()
-    return sum(statuses.get(s.key) in ("ok", "failed", "timeout") for s in plan), len(plan)
+    exp = load_config(root / "configs" / f"{name}.yaml")
+    plan = make_plan(exp)
+    store = ResultStore(root / "results" / name)
+    statuses = store.statuses()
+    gate = get_kind(exp.kind).gate(exp, plan)  # runs a scaling budget left out count as finished: never started
+    if gate is not None:
+        for row in store.rows():
+            gate.note(row.get("key"), row.get("status"), row.get("total_seconds"))
+    return sum(statuses.get(s.key) in ("ok", "failed", "timeout")
+               or (gate is not None and s.key not in statuses and gate(s) is not None) for s in plan), len(plan)
 
 
 VERDICTS = ("within 1 std", "better", "worse")
@@ -229,6 +300,7 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
     cost_path = out / "COST.md"
     cost_path.write_text(cost_markdown(root, load_index(root)[1]), encoding="utf-8")
     written.append(cost_path)
+    written += build_benchmark(root, out)
     if write_readme_glance(root / "README.md", glance):
         written.append(root / "README.md")
     from tkbench.report.tables import HTML_STYLE

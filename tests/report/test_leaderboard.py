@@ -106,3 +106,35 @@ def test_the_leaderboard_and_the_significance_table_read_one_verdict_rule():
     tie = paired_test(base + rng.normal(0, 0.3, 30), base + rng.normal(0, 0.3, 30), 500, 100)
     assert tie.p_corrected_t >= 0.05 and tie.verdict(True) == "tie"
     assert paired_test(base, base, 500, 100).verdict(True) == paired_test(base, base, 500, 100).undefined != ""
+
+
+def test_gain_and_risk_count_what_paper_002_figure_2_counts():
+    """Three methods on four sets: the gain counts sets where a method beats the best other by >= p %, the risk
+    sets where it trails the best by > p %; from the paper's own Table 1 the gain at 5 % is its text's (5, 3, 1)."""
+    from pathlib import Path
+
+    import yaml
+
+    from tkbench.report.relative import gain_risk
+
+    errors = pd.DataFrame({"A": [1.0, 1.0, 2.0, 1.0], "B": [1.2, 0.9, 1.0, 1.0], "C": [1.04, 1.0, 1.0, 3.0]})
+    gain, risk = gain_risk(errors, np.array([0.0, 5.0, 50.0]))
+    assert gain["A"].tolist() == [2, 0, 0]  # set 0 by 4 %, set 3 a tie (ties count at p = 0)
+    assert gain["B"].tolist() == [3, 1, 0] and gain["C"].tolist() == [1, 0, 0]  # B: set 1 by 11 %
+    assert risk["A"].tolist() == [2, 2, 1] and risk["C"].tolist() == [3, 2, 1]  # A: 11 % on set 1, 100 % on set 2
+    root = Path(__file__).resolve().parents[2]
+    table = yaml.safe_load((root / "configs" / "reference" / "hgk2016_table1.yaml").read_text())["results"]
+    frame = pd.DataFrame({ds: {m: v[0] for m, v in cells.items()} for ds, cells in table.items()}).T
+    gain, _ = gain_risk(frame[["HGK", "RF", "DNN"]], np.array([5.0]))
+    assert {m: int(g[0]) for m, g in gain.items()} == {"HGK": 5, "RF": 3, "DNN": 1}
+
+
+def test_relative_errors_need_methods_of_the_config(write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(name="rel")
+    cfg["relative_errors"] = {"baseline": "svm", "methods": ["svm", "nosuch"]}
+    with pytest.raises(ConfigError, match=r"relative_errors\.methods.*nosuch"):
+        load_config(write_config(cfg))

@@ -74,6 +74,9 @@ class Kind:
         if exp.leaderboard is not None and not self.paired:
             problems.append(("leaderboard", exp.leaderboard.model_dump(), "a leaderboard in an accuracy experiment "
                              "only (it ranks test metrics over shared splits)"))
+        if exp.relative_errors is not None and not self.paired:
+            problems.append(("relative_errors", exp.relative_errors.model_dump(), "relative errors in an accuracy "
+                             "experiment only"))
         if exp.compare and not self.paired:
             problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
                              "experiment only"))

@@ -230,3 +230,21 @@ def test_a_failed_run_ends_its_series_but_not_the_others(write_config, tmp_path)
     assert sorted((r["size"], r["vary_value"], r["status"]) for r in rows) == [
         (40, 0, "failed"), (40, 5, "ok"), (80, 5, "ok")]
     assert list(outcome.gated.values()) == ["not reached: at m = 40 the run was failed"]
+
+
+def test_a_one_feature_surface_records_f_on_a_line_and_draws_the_curves(write_config, tmp_path):
+    """Paper 000 Figure 1(a): on one-feature data (sine1d) a surface run stores f(z) on a line over the data's range
+    (no y grid) and the report draws every method's curve on one axis, in the config's order."""
+    cfg = tiny_config(name="line", kind="surface")
+    cfg["protocol"]["splits"] = 1
+    cfg["datasets"] = [{"name": "sine1d", "options": {"n_samples": 40, "noise": 0.2}}]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}, {"name": "rf", "family": "random_forest",
+                                                                        "grid": {}}]
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    assert outcome.counts["ok"] == 2
+    row = next(r for r in ResultStore(tmp_path).rows() if r["method"] == "svm")
+    surf = row["surface"]
+    assert "y" not in surf and len(surf["x"]) == len(surf["z"]) > 100 and len(surf["train_x"]) == row["n_train"]
+    assert min(surf["x"]) < min(x[0] for x in surf["train_x"]) and np.all(np.diff(surf["x"]) > 0)
+    written = build_report(tmp_path, formats=["md"])
+    assert {"surface_sine1d.png", "surface_sine1d.svg"} <= {p.name for p in written}

@@ -581,3 +581,37 @@ def test_report_all_writes_the_benchmark_page_with_its_reading_and_counts_budget
     assert "rf on pima: m = 80 not run (at m = 40 the run took" in md
     assert "## Not yet" in md and "Not written yet." in md
     assert (root / "docs" / "benchmark" / "bench_scal" / "scaling_pima_m.png").exists()
+
+
+def test_an_entry_illustration_is_drawn_after_its_report_and_a_bad_one_is_a_clear_error(write_config, tmp_path):
+    """docs/reproduction.yaml's ``illustrations`` (paper 000 Figure 1(b) from the kernel code): the function's
+    figure and text follow the entry's report, its image links relative to docs/; a path that does not name a
+    function stops with a message naming it."""
+    import shutil
+
+    import yaml
+
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.errors import InputError
+    from tkbench.report.reproduction import build_all
+
+    root = tmp_path / "repo"
+    (root / "configs").mkdir(parents=True)
+    (root / "docs").mkdir()
+    cfg = tiny_config(name="fig")
+    cfg["protocol"]["splits"] = 1
+    shutil.copy(write_config(cfg, "fig.yaml"), root / "configs" / "fig.yaml")
+    run_experiment(load_config(root / "configs" / "fig.yaml"), out_dir=root / "results" / "fig", progress=False)
+    index = {"papers": {"000": "a paper"}, "entries": [
+        {"config": "fig", "paper": "000", "title": "A figure",
+         "illustrations": ["tkbench.methods.tk.illustration:figure_1b"]}]}
+    (root / "docs" / "reproduction.yaml").write_text(yaml.safe_dump(index))
+    md = build_all(root, root / "docs")[0].read_text()
+    assert "**Figure 1(b)**" in md and "(reproduction/fig/figure_1b_kernel_slices.png)" in md
+    assert (root / "docs" / "reproduction" / "fig" / "figure_1b_kernel_slices.png").exists()
+    index["entries"][0]["illustrations"] = ["tkbench.methods.tk.illustration:no_such_figure"]
+    (root / "docs" / "reproduction.yaml").write_text(yaml.safe_dump(index))
+    with pytest.raises(InputError, match="no_such_figure"):
+        build_all(root, root / "docs")

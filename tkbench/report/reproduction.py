@@ -24,6 +24,7 @@ class Entry:
     jobs: int = 2  # workers; timing sweeps run one fit at a time so that their times are not contended
     paper: str = ""  # the key under ``papers`` of docs/reproduction.yaml this entry reproduces or checks
     paper_splits: int | None = None  # the paper's draws when the config's protocol.splits is not (docs/COST.md)
+    illustrations: tuple[str, ...] = ()  # "module:function" drawing a figure from code, not rows (after the report)
 
     @property
     def checked(self) -> bool:
@@ -53,11 +54,12 @@ def load_index(root: Path | None = None) -> tuple[dict[str, str], tuple[Entry, .
         papers = {str(k): str(v) for k, v in doc["papers"].items()}
         entries = tuple(Entry(config=str(e["config"]), title=str(e["title"]), paper=str(e["paper"]),
                               reuse=tuple(e.get("reuse") or ()), jobs=int(e.get("jobs", 2)),
-                              paper_splits=None if e.get("paper_splits") is None else int(e["paper_splits"]))
+                              paper_splits=None if e.get("paper_splits") is None else int(e["paper_splits"]),
+                              illustrations=tuple(str(f) for f in e.get("illustrations") or ()))
                         for e in doc["entries"])
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise InputError(f"{path}: expected papers: {{key: citation}} and entries: [{{config, paper, title, "
-                         f"reuse?, jobs?, paper_splits?}}] ({type(exc).__name__}: {exc})") from None
+                         f"reuse?, jobs?, paper_splits?, illustrations?}}] ({type(exc).__name__}: {exc})") from None
     unknown = sorted({e.paper for e in entries} - set(papers))
     if unknown:
         raise InputError(f"{path}: entries name papers {unknown} that are not under papers: {sorted(papers)}")
@@ -126,6 +128,21 @@ def build_benchmark(root: str | Path = ".", out: str | Path = "docs") -> list[Pa
     path = out / "BENCHMARK.md"
     path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
     return [path, *written]
+
+
+def _illustrate(spec: str, target: Path) -> tuple[list[Path], str]:
+    """Call ``module:function(target) -> (files, markdown)`` named by an entry's ``illustrations``."""
+    import importlib
+
+    from tkbench.errors import InputError
+
+    module, _, name = spec.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise InputError(f"docs/reproduction.yaml: illustrations: {spec!r}: expected 'module:function' of a "
+                         f"function drawing a figure ({type(exc).__name__}: {exc})") from None
+    return fn(target)
 
 
 def _body(markdown: str, prefix: str) -> str:
@@ -284,6 +301,10 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
         written += files
         prefix = f"reproduction/{entry.config}"
         md += [_body((target / "report.md").read_text(encoding="utf-8"), prefix), ""]
+        for spec in entry.illustrations:  # figures drawn from the code itself (a kernel's shape), after the report
+            files, text = _illustrate(spec, target)
+            written += files
+            md += [re.sub(r"\]\((?!https?:)([^)]+)\)", lambda mt, prefix=prefix: f"]({prefix}/{mt.group(1)})", text), ""]
         # the HTML page links each config's own report instead of embedding it (each was committed twice)
         page = (target / "report.html").read_text(encoding="utf-8")
         tables = re.findall(r'<h3 id="([^"]+)">(.*?)</h3>', page)

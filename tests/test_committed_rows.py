@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,13 @@ INCOMPLETE: dict[str, dict[str, str]] = {}
 # config name -> {method: why} for sweeps that run over several sessions: any cell of those methods may still lack
 # rows; each method named must still have one (then it leaves this list)
 SWEEPING = "the benchmark runs over several sessions with resume (issue 51); these rows are not in yet"
+# config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
-    "kernel_benchmark": dict.fromkeys(("TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4",
-                                       "GP_ARD", "EasyMKL", "AverageMKL", "GRAM", "liquidSVM", "GPyTorch_SM"),
-                                      SWEEPING),
+    "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
+        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
+        "GRAM", "liquidSVM", "GPyTorch_SM")},
+    "ghiasi2010_table2": {f"{ds}/*": "issue 52: the Raetsch arrays' sets, added 2026-11-28; their sweep runs over "
+                          "several sessions" for ds in ("twonorm", "flare_solar", "splice", "thyroid")},
 }
 
 
@@ -52,9 +56,9 @@ def test_every_planned_run_of_a_committed_config_has_its_row(folder: Path):
     excused = INCOMPLETE.get(folder.name, {})
     sweeping = IN_PROGRESS.get(folder.name, {})
     unexplained = {cell: splits for cell, splits in missing.items()
-                   if cell not in excused and cell.split("/", 1)[1] not in sweeping}
-    done = sorted(set(sweeping) - {cell.split("/", 1)[1] for cell in missing})
-    assert not done, f"{folder.name}: IN_PROGRESS names methods whose runs are all stored now: {done}"
+                   if cell not in excused and not any(fnmatch(cell, p) for p in sweeping)}
+    done = sorted(p for p in sweeping if not any(fnmatch(cell, p) for cell in missing))
+    assert not done, f"{folder.name}: IN_PROGRESS names cells whose runs are all stored now: {done}"
     assert not unexplained, f"{folder.name}: planned runs without a row (resume the sweep, or name them in " \
                             f"INCOMPLETE with the reason): {unexplained}"
     assert set(excused) <= set(missing), f"{folder.name}: INCOMPLETE names cells that are complete now: " \

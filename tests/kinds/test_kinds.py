@@ -164,7 +164,7 @@ def test_surface_experiment_stores_and_draws_decision_surfaces(write_config, tmp
     assert "surface_circle_40.png" in written
     bad = dict(cfg, datasets=["liver"])
     run_experiment(load_config(write_config(bad, "bad.yaml")), out_dir=tmp_path / "bad", progress=False)
-    assert "needs data with 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]
+    assert "needs data with 1 or 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]
 
 
 def test_a_run_is_executed_by_its_kind_with_the_typed_spec(write_config, monkeypatch):

@@ -138,3 +138,37 @@ def test_relative_errors_need_methods_of_the_config(write_config):
     cfg["relative_errors"] = {"baseline": "svm", "methods": ["svm", "nosuch"]}
     with pytest.raises(ConfigError, match=r"relative_errors\.methods.*nosuch"):
         load_config(write_config(cfg))
+
+
+def test_a_learning_curve_groups_the_sizes_of_one_dataset(write_config, tmp_path):
+    """learning_curve: (paper 000 Figures 5 and 7): entries holding the same data at several sizes become one
+    curve per method, x the training rows, with n per point; an entry alone is no curve."""
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.report.build import build_report
+
+    cfg = tiny_config(name="lc")
+    cfg["protocol"]["splits"] = 2
+    cfg["learning_curve"] = {"residual": True}
+    cfg["datasets"] = [{"name": "liver", "alias": "liver_40", "subsample": 50},
+                       {"name": "liver", "alias": "liver_80", "subsample": 100}, "pima"]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    written = build_report(tmp_path, formats=["md"])
+    assert "learning_curve_liver.png" in {p.name for p in written}
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "### Learning curve: liver (" in md and "| liver_40 | 38 |" in md and "(n = 2)" in md  # 50 rows, 25 % test
+    assert "Learning curve: pima" not in md
+
+
+def test_a_learning_curve_belongs_to_an_accuracy_experiment(write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(name="lc2", kind="scaling", scaling={"sizes": [40, 80]})
+    cfg["learning_curve"] = {"residual": False}
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    with pytest.raises(ConfigError, match="learning curves in an accuracy experiment only"):
+        load_config(write_config(cfg))

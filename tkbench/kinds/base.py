@@ -74,6 +74,9 @@ class Kind:
         if exp.leaderboard is not None and not self.paired:
             problems.append(("leaderboard", exp.leaderboard.model_dump(), "a leaderboard in an accuracy experiment "
                              "only (it ranks test metrics over shared splits)"))
+        if exp.learning_curve is not None and not self.paired:
+            problems.append(("learning_curve", exp.learning_curve.model_dump(), "learning curves in an accuracy "
+                             "experiment only"))
         if exp.relative_errors is not None and not self.paired:
             problems.append(("relative_errors", exp.relative_errors.model_dump(), "relative errors in an accuracy "
                              "experiment only"))

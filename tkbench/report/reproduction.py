@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tkbench.errors import TkbenchError
 from tkbench.report.build import build_report
 
 
@@ -224,11 +225,15 @@ def at_a_glance(root: str | Path = ".") -> list[tuple[str, str, str, str]]:
         entries = [e for e in index if e.paper == key and (root / "configs" / f"{e.config}.yaml").exists()]
         done = planned = 0
         compared = []
-        for entry in entries:
+        for entry in entries:  # a config not run yet counts too: its runs are planned, none finished
             rows = root / "results" / entry.config / "rows"
-            if rows.is_dir() and any(rows.glob("*.json")):
+            try:
                 d, n = _progress(root, entry.config)
-                done, planned = done + d, planned + n
+            except TkbenchError:
+                if rows.is_dir() and any(rows.glob("*.json")):
+                    raise
+                continue  # a config not written out yet (its section says so): nothing planned to count
+            done, planned = done + d, planned + n
             counts = None if entry.checked else verdict_counts(root, entry)
             if counts is not None and sum(counts.values()):
                 cells = sum(counts.values())

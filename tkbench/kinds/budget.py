@@ -24,6 +24,12 @@ class SizeBudget:
     def size(spec: RunSpec) -> float:
         return float("inf") if spec.size is None else float(spec.size)
 
+    def note_rows(self, rows) -> SizeBudget:
+        """Note every finished row (dicts with key, status, total_seconds): the rows of earlier sessions."""
+        for r in rows:
+            self.note(r.get("key"), r.get("status"), r.get("total_seconds"))
+        return self
+
     def note(self, key: str, status: str, seconds: float | None) -> None:
         spec = self.specs.get(key)
         if spec is None:

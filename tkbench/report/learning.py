@@ -1,6 +1,6 @@
 """Learning curves: test accuracy (or its residual error, 1 - accuracy) against the training size, for the datasets
 of an accuracy config that share a data set and differ in size (``learning_curve:`` in the config; paper 000
-Figures 5 and 7: TK against SimpleMKL as m grows, on Liver and the spiral).
+Figures 5 and 7: two methods as m grows, on Liver and the spiral).
 
 Datasets are grouped by their data (``name`` and ``options``); a group with two or more entries is one curve per
 method: x the median training rows of the entry's ok runs, y the mean over its splits with the standard deviation

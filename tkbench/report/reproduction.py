@@ -170,8 +170,7 @@ def _progress(root: Path, name: str) -> tuple[int, int]:
     statuses = store.statuses()
     gate = get_kind(exp.kind).gate(exp, plan)  # runs a scaling budget left out count as finished: never started
     if gate is not None:
-        for row in store.rows():
-            gate.note(row.get("key"), row.get("status"), row.get("total_seconds"))
+        gate.note_rows(store.rows())
     return sum(statuses.get(s.key) in ("ok", "failed", "timeout")
                or (gate is not None and s.key not in statuses and gate(s) is not None) for s in plan), len(plan)
 

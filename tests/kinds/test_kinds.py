@@ -217,6 +217,34 @@ def test_a_scaling_budget_stops_each_series_at_its_first_run_over_it(write_confi
     assert more.counts["ok"] == 8 and not more.gated and len(ResultStore(tmp_path).rows()) == 12
 
 
+def test_a_run_that_timed_out_is_not_run_again_under_a_budget_until_the_timeout_is_raised(write_config):
+    """Resuming a budget sweep used to re-run every timed-out run (the runner retries what is not ok), spending its
+    timeout again for the same end. The gate now leaves such a run out while the config's timeout is not larger
+    than the one it was killed at; its series' larger sizes stay cut either way."""
+    from tkbench.kinds.budget import SizeBudget
+
+    cfg = tiny_config(name="budget3", kind="scaling",
+                      scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30, "budget_seconds": 100})
+    cfg["datasets"] = ["pima"]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    cfg["protocol"]["timeout"] = 60
+    plan = make_plan(load_config(write_config(cfg)))
+    small, large = sorted(plan, key=lambda s: s.size)
+    row = {"key": small.key, "status": "timeout", "total_seconds": None, "spec": small.to_dict()}
+    gate = SizeBudget(100, plan).note_rows([row])
+    assert gate(small) == ("not run again: at m = 40 it timed out at 60 s in an earlier attempt (raise "
+                           "protocol.timeout to retry it)")
+    assert gate(large) == "not reached: at m = 40 the run was timeout"
+    cfg["protocol"]["timeout"] = 120  # not part of the run key: the same runs, a longer limit
+    raised = make_plan(load_config(write_config(cfg)))
+    assert [s.key for s in raised] == [s.key for s in plan]
+    gate = SizeBudget(100, raised).note_rows([row])
+    assert gate(next(s for s in raised if s.size == 40)) is None
+    assert gate(next(s for s in raised if s.size == 80)).startswith("not reached")
+    failed = SizeBudget(100, plan).note_rows([{**row, "status": "failed"}])  # a failure is retried, as before
+    assert failed(small) is None
+
+
 def test_a_failed_run_ends_its_series_but_not_the_others(write_config, tmp_path):
     """The gate keys on the series: a run that failed at m = 40 (n_estimators = 0 is refused) leaves out that
     value's larger sizes; the other value's series runs whole."""

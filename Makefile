@@ -24,9 +24,10 @@ run: install
 	$(BIN)/tkbench run $(CONFIG) -j $(JOBS) --out results/$(NAME)
 	$(BIN)/tkbench report results/$(NAME)
 
-## the test suite (what CI runs); benchmarks are excluded
+## the test suite (what CI runs); benchmarks are excluded. TEST_WORKERS pytest-xdist processes (CI's two cores)
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -m "not benchmark" -p no:cacheprovider --durations=15
+	$(BIN)/python -m pytest -m "not benchmark" -p no:cacheprovider -n $(TEST_WORKERS) --durations=15
 
 ## the smoke run gated against its committed baseline (CI runs this after the tests)
 smoke-check: install

@@ -32,6 +32,8 @@ _plain_usage_names()
 datasets_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_HELP, help="List, verify and describe the vendored datasets.")
 app.add_typer(datasets_app, name="datasets")
 
+# the consoles of one invocation: made again by each command (``_main``), so that a width taken from COLUMNS is the
+# invocation's, not the one of whichever caller first imported this module
 out = make_console()
 err = make_console(stderr=True)
 
@@ -40,7 +42,7 @@ def _version(value: bool) -> None:
     if value:
         from tkbench import __version__
 
-        out.print(f"tkbench {__version__}")
+        make_console().print(f"tkbench {__version__}")
         raise typer.Exit()
 
 
@@ -48,6 +50,8 @@ def _version(value: bool) -> None:
 def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                        help="print the version and exit")) -> None:
     """Benchmark kernel-learning methods: run configs, report tables beside the papers, gate CI."""
+    global out, err
+    out, err = make_console(), make_console(stderr=True)
 
 
 def _interrupt(signum, frame) -> None:

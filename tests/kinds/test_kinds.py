@@ -164,7 +164,7 @@ def test_surface_experiment_stores_and_draws_decision_surfaces(write_config, tmp
     assert "surface_circle_40.png" in written
     bad = dict(cfg, datasets=["liver"])
     run_experiment(load_config(write_config(bad, "bad.yaml")), out_dir=tmp_path / "bad", progress=False)
-    assert "needs data with 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]
+    assert "needs data with 1 or 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]
 
 
 def test_a_run_is_executed_by_its_kind_with_the_typed_spec(write_config, monkeypatch):
@@ -217,6 +217,34 @@ def test_a_scaling_budget_stops_each_series_at_its_first_run_over_it(write_confi
     assert more.counts["ok"] == 8 and not more.gated and len(ResultStore(tmp_path).rows()) == 12
 
 
+def test_a_run_that_timed_out_is_not_run_again_under_a_budget_until_the_timeout_is_raised(write_config):
+    """Resuming a budget sweep used to re-run every timed-out run (the runner retries what is not ok), spending its
+    timeout again for the same end. The gate now leaves such a run out while the config's timeout is not larger
+    than the one it was killed at; its series' larger sizes stay cut either way."""
+    from tkbench.kinds.budget import SizeBudget
+
+    cfg = tiny_config(name="budget3", kind="scaling",
+                      scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30, "budget_seconds": 100})
+    cfg["datasets"] = ["pima"]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    cfg["protocol"]["timeout"] = 60
+    plan = make_plan(load_config(write_config(cfg)))
+    small, large = sorted(plan, key=lambda s: s.size)
+    row = {"key": small.key, "status": "timeout", "total_seconds": None, "spec": small.to_dict()}
+    gate = SizeBudget(100, plan).note_rows([row])
+    assert gate(small) == ("not run again: at m = 40 it timed out at 60 s in an earlier attempt (raise "
+                           "protocol.timeout to retry it)")
+    assert gate(large) == "not reached: at m = 40 the run was timeout"
+    cfg["protocol"]["timeout"] = 120  # not part of the run key: the same runs, a longer limit
+    raised = make_plan(load_config(write_config(cfg)))
+    assert [s.key for s in raised] == [s.key for s in plan]
+    gate = SizeBudget(100, raised).note_rows([row])
+    assert gate(next(s for s in raised if s.size == 40)) is None
+    assert gate(next(s for s in raised if s.size == 80)).startswith("not reached")
+    failed = SizeBudget(100, plan).note_rows([{**row, "status": "failed"}])  # a failure is retried, as before
+    assert failed(small) is None
+
+
 def test_a_failed_run_ends_its_series_but_not_the_others(write_config, tmp_path):
     """The gate keys on the series: a run that failed at m = 40 (n_estimators = 0 is refused) leaves out that
     value's larger sizes; the other value's series runs whole."""
@@ -230,3 +258,21 @@ def test_a_failed_run_ends_its_series_but_not_the_others(write_config, tmp_path)
     assert sorted((r["size"], r["vary_value"], r["status"]) for r in rows) == [
         (40, 0, "failed"), (40, 5, "ok"), (80, 5, "ok")]
     assert list(outcome.gated.values()) == ["not reached: at m = 40 the run was failed"]
+
+
+def test_a_one_feature_surface_records_f_on_a_line_and_draws_the_curves(write_config, tmp_path):
+    """Paper 000 Figure 1(a): on one-feature data (sine1d) a surface run stores f(z) on a line over the data's range
+    (no y grid) and the report draws every method's curve on one axis, in the config's order."""
+    cfg = tiny_config(name="line", kind="surface")
+    cfg["protocol"]["splits"] = 1
+    cfg["datasets"] = [{"name": "sine1d", "options": {"n_samples": 40, "noise": 0.2}}]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}, {"name": "rf", "family": "random_forest",
+                                                                        "grid": {}}]
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    assert outcome.counts["ok"] == 2
+    row = next(r for r in ResultStore(tmp_path).rows() if r["method"] == "svm")
+    surf = row["surface"]
+    assert "y" not in surf and len(surf["x"]) == len(surf["z"]) > 100 and len(surf["train_x"]) == row["n_train"]
+    assert min(surf["x"]) < min(x[0] for x in surf["train_x"]) and np.all(np.diff(surf["x"]) > 0)
+    written = build_report(tmp_path, formats=["md"])
+    assert {"surface_sine1d.png", "surface_sine1d.svg"} <= {p.name for p in written}

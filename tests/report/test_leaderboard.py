@@ -93,3 +93,82 @@ def test_a_leaderboard_outside_an_accuracy_experiment_is_a_config_error(write_co
            "scaling": {"sizes": [50, 100]}, "leaderboard": {}}
     with pytest.raises(ConfigError, match="leaderboard"):
         load_config(write_config(cfg))
+
+
+def test_the_leaderboard_and_the_significance_table_read_one_verdict_rule():
+    """PairedTest.verdict is the one rule (corrected t-test at 0.05, sign of t by the metric's direction)."""
+    from tkbench.report.statistics import paired_test
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(80, 1, 30)
+    test = paired_test(base + 2.0, base + rng.normal(0, 0.3, 30), 500, 100)
+    assert test.verdict(True) == "better" and test.verdict(False) == "worse"
+    tie = paired_test(base + rng.normal(0, 0.3, 30), base + rng.normal(0, 0.3, 30), 500, 100)
+    assert tie.p_corrected_t >= 0.05 and tie.verdict(True) == "tie"
+    assert paired_test(base, base, 500, 100).verdict(True) == paired_test(base, base, 500, 100).undefined != ""
+
+
+def test_gain_and_risk_count_what_paper_002_figure_2_counts():
+    """Three methods on four sets: the gain counts sets where a method beats the best other by >= p %, the risk
+    sets where it trails the best by > p %; from the paper's own Table 1 the gain at 5 % is its text's (5, 3, 1)."""
+    from pathlib import Path
+
+    import yaml
+
+    from tkbench.report.relative import gain_risk
+
+    errors = pd.DataFrame({"A": [1.0, 1.0, 2.0, 1.0], "B": [1.2, 0.9, 1.0, 1.0], "C": [1.04, 1.0, 1.0, 3.0]})
+    gain, risk = gain_risk(errors, np.array([0.0, 5.0, 50.0]))
+    assert gain["A"].tolist() == [2, 0, 0]  # set 0 by 4 %, set 3 a tie (ties count at p = 0)
+    assert gain["B"].tolist() == [3, 1, 0] and gain["C"].tolist() == [1, 0, 0]  # B: set 1 by 11 %
+    assert risk["A"].tolist() == [2, 2, 1] and risk["C"].tolist() == [3, 2, 1]  # A: 11 % on set 1, 100 % on set 2
+    root = Path(__file__).resolve().parents[2]
+    table = yaml.safe_load((root / "configs" / "reference" / "hgk2016_table1.yaml").read_text())["results"]
+    frame = pd.DataFrame({ds: {m: v[0] for m, v in cells.items()} for ds, cells in table.items()}).T
+    gain, _ = gain_risk(frame[["HGK", "RF", "DNN"]], np.array([5.0]))
+    assert {m: int(g[0]) for m, g in gain.items()} == {"HGK": 5, "RF": 3, "DNN": 1}
+
+
+def test_relative_errors_need_methods_of_the_config(write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(name="rel")
+    cfg["relative_errors"] = {"baseline": "svm", "methods": ["svm", "nosuch"]}
+    with pytest.raises(ConfigError, match=r"relative_errors\.methods.*nosuch"):
+        load_config(write_config(cfg))
+
+
+def test_a_learning_curve_groups_the_sizes_of_one_dataset(write_config, tmp_path):
+    """learning_curve: (paper 000 Figures 5 and 7): entries holding the same data at several sizes become one
+    curve per method, x the training rows, with n per point; an entry alone is no curve."""
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.report.build import build_report
+
+    cfg = tiny_config(name="lc")
+    cfg["protocol"]["splits"] = 2
+    cfg["learning_curve"] = {"residual": True}
+    cfg["datasets"] = [{"name": "liver", "alias": "liver_40", "subsample": 50},
+                       {"name": "liver", "alias": "liver_80", "subsample": 100}, "pima"]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    written = build_report(tmp_path, formats=["md"])
+    assert "learning_curve_liver.png" in {p.name for p in written}
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "### Learning curve: liver (" in md and "| liver_40 | 38 |" in md and "(n = 2)" in md  # 50 rows, 25 % test
+    assert "Learning curve: pima" not in md
+
+
+def test_a_learning_curve_belongs_to_an_accuracy_experiment(write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(name="lc2", kind="scaling", scaling={"sizes": [40, 80]})
+    cfg["learning_curve"] = {"residual": False}
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    with pytest.raises(ConfigError, match="learning curves in an accuracy experiment only"):
+        load_config(write_config(cfg))

@@ -157,8 +157,7 @@ def run_experiment(
         _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
         gate = get_kind(exp.kind).gate(exp, plan)
         if gate is not None:
-            for r in store.rows():
-                gate.note(r.get("key"), r.get("status"), r.get("total_seconds"))
+            gate.note_rows(store.rows())
             console.print(gate.describe(pending), markup=False, highlight=False)
         _print_empty(console, exp, listing=True)
         whole = plan if only is None and splits is None else make_plan(exp)
@@ -287,8 +286,7 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     _print_empty(console, exp, listing=False)
     gate = get_kind(exp.kind).gate(exp, plan)
     if gate is not None:  # rows of earlier sessions count: a resumed sweep stops where the whole one would
-        for r in store.rows():
-            gate.note(r.get("key"), r.get("status"), r.get("total_seconds"))
+        gate.note_rows(store.rows())
     t0 = time.perf_counter()
     if pending:
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -239,6 +239,12 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             for name in getattr(comp, part):
                 if name not in names:
                     problems.append((f"compare[{c}].{part}", name, f"a method of this config: {', '.join(names)}"))
+    if exp.relative_errors is not None:
+        rel = exp.relative_errors
+        for where, name in [("relative_errors.baseline", rel.baseline),
+                            *(("relative_errors.methods", n) for n in rel.methods)]:
+            if name not in names:
+                problems.append((where, name, f"a method of this config: {', '.join(names)}"))
     labels = [ds.label for ds in exp.datasets]
     for c, cal in enumerate(exp.calibrated):
         for name in cal.methods or []:

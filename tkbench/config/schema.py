@@ -289,6 +289,24 @@ class Evaluation(_Strict):
                                       "test time over fast's, ours (measured in the same run) beside the paper's")
 
 
+class RelativeErrors(_Strict):
+    """Relative errors against one baseline and the gain / risk curves among a group of methods (paper 002's
+    Figure 2; tkbench.report.relative), ours beside the paper's from the reference file."""
+
+    baseline: str = Field(description="the method every error is divided by (paper 002: the SVM)")
+    methods: list[str] = Field(min_length=2, description="the methods compared (the gain and risk panels compare "
+                               "each with the best of the others)")
+    max_percent: float = Field(50.0, gt=0, le=1000, description="the right end of the gain and risk axes (%)")
+
+
+class LearningCurve(_Strict):
+    """Test accuracy against the training size for the datasets of an accuracy config that hold the same data at
+    several sizes (tkbench.report.learning; paper 000 Figures 5 and 7)."""
+
+    residual: bool = Field(False, description="draw the residual error 1 - accuracy on a log axis (the paper's "
+                           "semilog plot) instead of the accuracy")
+
+
 class Leaderboard(_Strict):
     """The cross-method leaderboard of an accuracy experiment (tkbench.report.leaderboard): per task, average ranks
     with Friedman / Nemenyi, ranking stability under a bootstrap over datasets and leave-one-dataset-out, the
@@ -341,6 +359,10 @@ class Experiment(_Strict):
     leaderboard: Leaderboard | None = Field(None, description="accuracy experiments: add the per-task leaderboard "
                                             "(ranks, their stability, Bayesian signed-rank tests, win / tie / loss "
                                             "matrix, accuracy against time)")
+    learning_curve: LearningCurve | None = Field(None, description="accuracy experiments: accuracy against the "
+                                                 "training size for datasets held at several sizes")
+    relative_errors: RelativeErrors | None = Field(None, description="accuracy experiments: relative errors against "
+                                                   "a baseline and the gain / risk curves (paper 002 Figure 2)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
     calibrated: list[Calibrated] = Field(default_factory=list, description="choices calibrated on the paper's own "
                                          "numbers: each marks the table cells it applies to, its note under the table")

@@ -25,6 +25,16 @@ class Accuracy(Kind):
 
             more, figures = leaderboard_tables(res, summary, out, res.experiment.leaderboard)
             tables, images = tables + more, images + figures
+        if res.experiment.learning_curve is not None:
+            from tkbench.report.learning import learning_curve_tables
+
+            more, figures = learning_curve_tables(res, summary, out, res.experiment.learning_curve)
+            tables, images = tables + more, images + figures
+        if res.experiment.relative_errors is not None:
+            from tkbench.report.relative import relative_error_tables
+
+            more, figures = relative_error_tables(res, summary, out, reference, res.experiment.relative_errors)
+            tables, images = tables + more, images + figures
         return tables, images
 
     def final_tables(self, res) -> list:

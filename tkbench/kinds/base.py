@@ -71,9 +71,13 @@ class Kind:
         if exp.evaluation is not None and not self.evaluation:
             problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy or "
                              "convergence experiment only"))
-        if exp.leaderboard is not None and not self.paired:
-            problems.append(("leaderboard", exp.leaderboard.model_dump(), "a leaderboard in an accuracy experiment "
-                             "only (it ranks test metrics over shared splits)"))
+        for section, what in (("leaderboard", "a leaderboard in an accuracy experiment only (it ranks test metrics "
+                                               "over shared splits)"),
+                              ("learning_curve", "learning curves in an accuracy experiment only"),
+                              ("relative_errors", "relative errors in an accuracy experiment only")):
+            given = getattr(exp, section)
+            if given is not None and not self.paired:  # sections that read test metrics over shared splits
+                problems.append((section, given.model_dump(), what))
         if exp.compare and not self.paired:
             problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
                              "experiment only"))

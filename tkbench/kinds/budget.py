@@ -9,12 +9,17 @@ class SizeBudget:
     when a run of its series at a smaller size took longer than the budget or did not finish ok; the reason names
     the smallest such size. Runs are noted as they finish (and from the rows of earlier sessions, so a resumed
     sweep stops where the uninterrupted one did); with several workers a larger size may already be running when
-    a smaller one ends over the budget."""
+    a smaller one ends over the budget.
+
+    A run that timed out in an earlier session is not run again while its timeout is not larger than that
+    attempt's: under a budget it cannot end otherwise, and on resume it would only spend its timeout once more
+    (the runner retries every run that did not finish ok). Raising ``protocol.timeout`` retries it."""
 
     def __init__(self, budget: float, plan: list[RunSpec]):
         self.budget = float(budget)
         self.specs = {s.key: s for s in plan}
         self.breaches: dict[tuple, list[tuple[float, str]]] = {}
+        self.timed_out: dict[str, float] = {}  # run key -> the largest timeout it was killed at (earlier rows)
 
     @staticmethod
     def series(spec: RunSpec) -> tuple:
@@ -23,6 +28,15 @@ class SizeBudget:
     @staticmethod
     def size(spec: RunSpec) -> float:
         return float("inf") if spec.size is None else float(spec.size)
+
+    def note_rows(self, rows) -> SizeBudget:
+        """Note every finished row (dicts with key, status, total_seconds): the rows of earlier sessions."""
+        for r in rows:
+            self.note(r.get("key"), r.get("status"), r.get("total_seconds"))
+            limit = (r.get("spec") or {}).get("timeout")
+            if r.get("status") == "timeout" and limit is not None:
+                self.timed_out[r["key"]] = max(float(limit), self.timed_out.get(r["key"], 0.0))
+        return self
 
     def note(self, key: str, status: str, seconds: float | None) -> None:
         spec = self.specs.get(key)
@@ -45,5 +59,9 @@ class SizeBudget:
                 f"far, more may be as the sweep goes")
 
     def __call__(self, spec: RunSpec) -> str | None:
+        killed_at = self.timed_out.get(spec.key)
+        if killed_at is not None and spec.timeout is not None and spec.timeout <= killed_at:
+            return (f"not run again: at m = {spec.size if spec.size is not None else 'full'} it timed out at "
+                    f"{killed_at:g} s in an earlier attempt (raise protocol.timeout to retry it)")
         below = [b for b in self.breaches.get(self.series(spec), []) if b[0] < self.size(spec)]
         return "not reached: " + min(below)[1] if below else None

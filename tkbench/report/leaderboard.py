@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tkbench.report.aggregate import HIGHER_IS_BETTER
 from tkbench.report.statistics import average_ranks, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
 
@@ -103,10 +104,7 @@ def _verdict(ok: pd.DataFrame, ds: str, a: str, b: str, metric: str) -> str:
                        int(cell["n_test"].median()))
     if test.undefined:
         return "none"
-    if not test.p_corrected_t < LEVEL:
-        return "tie"
-    better = test.t > 0 if metric == "accuracy" else test.t < 0
-    return "win" if better else "loss"
+    return {"tie": "tie", "better": "win", "worse": "loss"}[test.verdict(HIGHER_IS_BETTER[metric], LEVEL)]
 
 
 def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[list[TableModel], list[Path]]:
@@ -144,17 +142,25 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
             name = methods[i]
             against = verdicts.get((name, methods[leader]))
             wtl = "-" if against is None else "/".join(str(against.count(v)) for v in ("win", "tie", "loss"))
-            time = part[part["method"] == name]["fit_mean"].median()
+            mine = part[part["method"] == name]
+            time, cv = mine["fit_mean"].median(), mine["cv_mean"].median() if "cv_mean" in mine else math.nan
+            runs = res.rows[(res.rows["method"] == name) & res.rows["dataset"].isin(datasets)]
+            peak = runs.loc[runs["status"] == "ok", "peak_rss_mb"].median() if "peak_rss_mb" in runs else math.nan
+            bad = runs["status"].ne("ok").sum()
             rows.append([Cell(name), Cell(f"{ranks[i]:.2f}", bool(abs(ranks[i] - top) <= 1e-9)),
                          Cell(f"{p_best[i]:.2f}"), Cell(str(int(wins[i]))), Cell(wtl),
-                         Cell(f"{time:.3g}" if time == time else "-")])
+                         Cell(f"{time:.3g}" if time == time else "-"), Cell(f"{cv:.3g}" if cv == cv else "-"),
+                         Cell(f"{peak:.0f}" if peak == peak else "-"), Cell(str(int(bad)))])
         what = "accuracy" if metric == "accuracy" else "-log MSE (relative differences)"
         notes = [f"{len(datasets)} {task} datasets ({', '.join(datasets)}), ranked by mean {what}; rank 1 is the "
                  "best, ties share ranks. P(best): the share of "
                  f"{options.bootstrap} bootstrap resamples of the datasets (seed {seed}) in which the method has the "
                  "best average rank. W/T/L vs the leader: datasets where the method is better / tied / worse than "
                  f"{methods[leader]} by the corrected resampled t-test at {LEVEL} on their shared splits (the rest "
-                 "have no verdict: too few shared splits or degenerate data)."]
+                 "have no verdict: too few shared splits or degenerate data). Times: the median over datasets of "
+                 "the mean final fit and the CV per split (a CV shared by several splits, tune_on_first, is counted "
+                 "once); peak memory: the median peak resident set of the run processes (data included); not ok: "
+                 "its runs on these datasets that failed or timed out (the tables above give the reasons)."]
         notes.append(f"Leave one dataset out: the leader ({methods[leader]}) changes when any of {len(changed)} of "
                      f"the {len(datasets)} datasets is left out ({', '.join(datasets[i] for i in changed)})."
                      if changed else f"Leave one dataset out: {methods[leader]} stays the leader whichever of the "
@@ -167,7 +173,9 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
         for m, missing in left_out.items():
             notes.append(f"{m} is not ranked: no mean on {', '.join(missing)}.")
         tables.append(TableModel(f"Leaderboard: {task}", ["Method", "Average rank", "P(best)", "Datasets won",
-                                                          "W/T/L vs the leader", "Median fit time (s)"], rows, notes))
+                                                          "W/T/L vs the leader", "Median fit time (s)",
+                                                          "Median CV time (s)", "Peak memory (MB)", "Not ok"],
+                                  rows, notes))
         # the leading pairs: Bayesian signed-rank over datasets
         lead = by_rank[:min(options.pairs, len(methods))]
         rope = options.rope_accuracy if metric == "accuracy" else math.log1p(options.rope_mse)

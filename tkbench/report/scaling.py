@@ -100,10 +100,9 @@ def not_reached(res: Results) -> list[str]:
         return []
     plan = make_plan(res.experiment)
     gate = SizeBudget(sc.budget_seconds, plan)
-    done = set()
-    for _, r in res.rows.iterrows():
-        gate.note(r["key"], r["status"], r.get("total_seconds"))
-        done.add(r["key"])
+    rows = res.rows.to_dict("records")
+    gate.note_rows(rows)
+    done = {r["key"] for r in rows}
     left: dict[tuple, tuple[list, str]] = {}
     for spec in plan:
         reason = None if spec.key in done else gate(spec)

@@ -458,9 +458,19 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
             best_w, best_risk, best_lam = w.copy(), initial, lam
         refit = objective == "refit"
 
-        def evaluate(wts, X1=X1, y1=y1, X2=X2, y2=y2, lam=lam):
+        last: dict = {}  # the refitted alpha of the last evaluation, reused when the descent ends on its W
+
+        def evaluate(wts, X1=X1, y1=y1, X2=X2, y2=y2, lam=lam, last=last):
             r = refit_risk_gradient(arch, wts, X1, y1, X2, y2, lam)
+            last["w"], last["alpha"] = np.array(wts, copy=True), r.alpha
             return r.risk, r.gradient
+
+        def refitted(wts, X1=X1, y1=y1, lam=lam, last=last):
+            """alpha(W) on D1: the last evaluation's when it was at W (the same Cholesky solve, bit for bit),
+            else computed."""
+            if "w" in last and np.array_equal(last["w"], wts):
+                return last["alpha"]
+            return ls_svm_coefficients(kernel(arch, wts, X1), y1, lam)
 
         state = BlockState(arch, w, X2, X1)
         result = anneal(state, alpha, y2, N1, rng, step_scale, loss)
@@ -485,7 +495,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                                            **(REFIT_DESCENT if refit else {}))
                 w, d2, local_minimum, eta = descent.weights, descent.risk, descent.local_minimum, descent.next_eta
                 if refit and descent.steps:
-                    alpha = ls_svm_coefficients(kernel(arch, w, X1), y1, lam)
+                    alpha = refitted(w)
                 history.append({"round": outer, "step": "descent", "d2": d2, "steps": descent.steps,
                                 "evaluations": descent.evaluations, "local_minimum": local_minimum})
             r3 = d3_risk(w, X1, alpha)

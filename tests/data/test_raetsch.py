@@ -136,6 +136,39 @@ def test_tuning_on_the_first_splits_is_shared_and_cached(write_config, tmp_path)
         load_config(write_config(cfg))
 
 
+def test_a_method_may_tune_on_fewer_first_splits_than_the_protocol(write_config, tmp_path):
+    """methods[i].tune_on_first (a costly family): that method's cell is tuned by one CV on the first split and the
+    choice used on every split; the other method keeps the protocol's 3; the report names the reduction; a count
+    above the realisations a dataset has is a config error naming the method."""
+    import json
+
+    from tkbench.bench.plan import make_plan
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.store import ResultStore
+    from tkbench.report.build import build_report
+
+    cfg = tiny_config(datasets=["raetsch_heart"])
+    cfg["protocol"].update(splits=3, tune_on_first=3)
+    grid = {"C": [0.1, 10.0], "gamma": [0.01, 0.1]}
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": grid},
+                      {"name": "svm1", "family": "svm_rbf", "grid": grid, "tune_on_first": 1}]
+    exp = load_config(write_config(cfg))
+    tuning = {s.method: s.tuning["first"] for s in make_plan(exp)}
+    assert tuning == {"svm": 3, "svm1": 1}
+    run_experiment(exp, out_dir=tmp_path, n_jobs=1, progress=False)
+    rows = ResultStore(tmp_path).rows()
+    one = [r for r in rows if r["method"] == "svm1"]
+    assert len(one) == 3 and all(r["status"] == "ok" for r in one)
+    assert {r["cv"]["scope"] for r in one} == {"first split"}
+    assert len({json.dumps(r["chosen_params"], sort_keys=True) for r in one}) == 1
+    build_report(tmp_path, formats=["md"])
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "svm1: hyper-parameters chosen once per dataset by 2-fold CV on the first split's training part only" in md
+    cfg["methods"][1]["tune_on_first"] = 11
+    with pytest.raises(ConfigError, match=r"methods\[1\]\.tune_on_first.*at most 10"):
+        load_config(write_config(cfg))
+
+
 def test_no_data_rows_show_the_papers_numbers():
     """A reference table's dataset we cannot run (config `no_data`) keeps its paper rows, marked 'no data'."""
     import pandas as pd

@@ -325,7 +325,7 @@ def shared_selection(spec: RunSpec, estimator, family: Family, training_part, *,
                 fcntl.flock(lock, fcntl.LOCK_EX)
     per_split = [results[r] for r in range(k)]
     chosen = combine_choices([p["chosen"] for p in per_split], spec.grid)
-    report = {"scope": f"first {k} splits", "cv_folds": spec.cv_folds, "combine": "median",
+    report = {"scope": f"first {k} splits" if k > 1 else "first split", "cv_folds": spec.cv_folds, "combine": "median",
               "choices": [p["chosen"] for p in per_split], "best_scores": [p["best_score"] for p in per_split],
               "seconds": float(sum(p["seconds"] for p in per_split)), "shared": True}
     if set_aside:

@@ -122,6 +122,11 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             if tune is not None and tune > fixed:
                 problems.append(("protocol.tune_on_first", tune, f"at most {fixed}: {ds.name} has {fixed} fixed "
                                  "realisations to tune on"))
+            for j, m in enumerate(exp.methods):
+                if m.tune_on_first is not None and m.tune_on_first > fixed and (m.datasets is None
+                                                                                  or ds.label in m.datasets):
+                    problems.append((f"methods[{j}].tune_on_first", m.tune_on_first, f"at most {fixed}: {ds.name} "
+                                     f"has {fixed} fixed realisations to tune on"))
             for what, value in (("subsample", ds.subsample), ("test_fraction", ds.test_fraction)):
                 if value is not None:
                     problems.append((f"{where}.{what}", value, f"nothing: {ds.name} has fixed train/test realisations"))

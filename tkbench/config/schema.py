@@ -199,6 +199,9 @@ class MethodEntry(_Strict):
     max_train: Rows | dict[str, Rows] | None = Field(
         None, description="train this method on at most this many rows of each split's training part (seeded; "
         "the test part is unchanged), or {dataset label: rows}; the report says so")
+    tune_on_first: int | None = Field(
+        None, ge=1, description="this method's own protocol.tune_on_first (a costly family: e.g. 1, CV on the first "
+        "split's training part only, the choice used on every split); the report says so")
     cv_max_train: Rows | dict[str, Rows] | None = Field(
         None, description="choose the hyper-parameters by CV on at most this many of the training rows (seeded), "
         "then fit on all of them (or on max_train), or {dataset label: rows}; the report says so")

@@ -75,6 +75,11 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
             notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
                          + " of each split's training part (a seeded subset); tested on the full test part")
+        if m.tune_on_first is not None and m.tune_on_first != p.tune_on_first and m.grid != {}:
+            k = m.tune_on_first
+            where = "the first split's training part" if k == 1 else f"the training parts of the first {k} splits"
+            notes.append(f"{m.name}: hyper-parameters chosen once per dataset by {p.cv_folds}-fold CV on {where} "
+                         "only, " + ("" if k == 1 else "the median choice ") + "used on every split (cost)")
         if m.cv_max_train is not None:
             caps = m.cv_max_train if isinstance(m.cv_max_train, dict) else {"every dataset": m.cv_max_train}
             notes.append(f"{m.name}: hyper-parameters chosen by CV on at most " + ", ".join(

@@ -151,8 +151,8 @@ def run_experiment(
         check_data(exp, pending)
         for m in exp.methods:
             fam = get_family(m.family) if get_kind(exp.kind).learners else None
-            if fam is not None and fam.missing() and any(s.method == m.name for s in pending):
-                console.print(f"{m.name}: needs {', '.join(fam.missing())}, not installed ({fam.install_hint}): a "
+            if fam is not None and (absent := fam.missing()) and any(s.method == m.name for s in pending):
+                console.print(f"{m.name}: needs {', '.join(absent)}, not installed ({fam.install_hint}): a "
                               "run would stop here", markup=False, highlight=False)
         _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
         gate = get_kind(exp.kind).gate(exp, plan)

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from tkbench.report.plots import _save  # noqa: E402
+from tkbench.report.plots import write_figure  # noqa: E402
 from tkbench.report.tables import Cell, TableModel, fmt_time  # noqa: E402
 
 
@@ -71,5 +71,5 @@ def landscape_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
         fig.suptitle(f"{ds}: F(mu1, mu2); hatched, inside the red line: not convex (a negative Hessian "
                      "eigenvalue); star: grid minimum", fontsize=9)
         fig.tight_layout()
-        paths += _save(fig, out_dir / f"landscape_{ds}")
+        paths += write_figure(fig, out_dir / f"landscape_{ds}")
     return paths

@@ -28,7 +28,7 @@ def groups(exp) -> dict[str, list[str]]:
 
 
 def learning_curve_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[list, list[Path]]:
-    from tkbench.report.plots import _save, plt
+    from tkbench.report.plots import plt, write_figure
 
     exp = res.experiment
     ok = res.rows[res.rows["status"] == "ok"] if not res.rows.empty else res.rows
@@ -70,7 +70,7 @@ def learning_curve_tables(res, summary: pd.DataFrame, out: Path, options) -> tup
         ax.set_title(f"{name}: {'residual error' if options.residual else 'accuracy'} against m")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        images += _save(fig, out / f"learning_curve_{name}")
+        images += write_figure(fig, out / f"learning_curve_{name}")
         rows = []
         for label in labels:
             part = frame[frame["label"] == label]

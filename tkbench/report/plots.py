@@ -49,10 +49,10 @@ def save_figure(fig, ax, base: Path, xlabel: str, ylabel: str, title: str) -> li
     ax.grid(True, which="both", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
-    return _save(fig, base)
+    return write_figure(fig, base)
 
 
-def _save(fig, base: Path) -> list[Path]:
+def write_figure(fig, base: Path) -> list[Path]:
     paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
     fig.savefig(paths[0], dpi=120, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(paths[1], bbox_inches="tight", metadata={"Date": None, "Creator": None})
@@ -281,7 +281,7 @@ def evolution_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
         axes[2].set_ylabel("error (%)")
         fig.suptitle(f"{dataset} / {method}: evolution during training (split 0)")
         fig.tight_layout()
-        written += _save(fig, out_dir / f"evolution_{dataset}_{method}")
+        written += write_figure(fig, out_dir / f"evolution_{dataset}_{method}")
     return written
 
 
@@ -348,5 +348,5 @@ def surface_plots(rows: pd.DataFrame, out_dir: Path, order: list[str] | None = N
             ax.set_xticks([])
             ax.set_yticks([])
         fig.suptitle(f"{dataset}: decision surfaces")
-        written += _save(fig, out_dir / f"surface_{dataset}")
+        written += write_figure(fig, out_dir / f"surface_{dataset}")
     return written

@@ -46,7 +46,7 @@ def gain_risk(errors: pd.DataFrame, grid: np.ndarray) -> tuple[dict[str, np.ndar
 
 def relative_error_tables(res, summary: pd.DataFrame, out: Path, reference, options) -> tuple[list, list[Path]]:
     from tkbench.report.parts import ref_names
-    from tkbench.report.plots import _save, plt
+    from tkbench.report.plots import plt, write_figure
 
     methods, base = list(options.methods), options.baseline
     wanted = list(dict.fromkeys([*methods, base]))
@@ -115,7 +115,7 @@ def relative_error_tables(res, summary: pd.DataFrame, out: Path, reference, opti
         ax.legend(fontsize=6)
     axes[0].set_yscale("log")
     fig.tight_layout()
-    images = _save(fig, out / "relative_errors")
+    images = write_figure(fig, out / "relative_errors")
 
     cols = [m for m in methods if m != base]
     rows = []

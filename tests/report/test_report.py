@@ -615,3 +615,12 @@ def test_an_entry_illustration_is_drawn_after_its_report_and_a_bad_one_is_a_clea
     (root / "docs" / "reproduction.yaml").write_text(yaml.safe_dump(index))
     with pytest.raises(InputError, match="no_such_figure"):
         build_all(root, root / "docs")
+
+
+def test_the_curves_of_a_plot_with_many_methods_stay_distinguishable():
+    """matplotlib's default cycle repeats its 10 colours from the 11th curve on (the benchmark's scaling plots draw
+    13): every curve gets its own (colour, marker, line style)."""
+    from tkbench.report.plots import series_style
+
+    looks = [tuple(sorted(series_style(i).items())) for i in range(30)]
+    assert len(set(looks)) == 30

@@ -47,7 +47,10 @@ def save_figure(fig, ax, base: Path, xlabel: str, ylabel: str, title: str) -> li
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
+    handles = ax.get_legend_handles_labels()[0]
+    if len(handles) > 8:  # many curves: the legend beside the axes, not over them
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    elif handles:
         ax.legend(fontsize=8)
     return write_figure(fig, base)
 
@@ -100,6 +103,16 @@ def with_actual_size(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def series_style(i: int) -> dict:
+    """The i-th curve's colour, marker and line style: matplotlib's 10 colours alone repeat from the 11th curve on
+    (the benchmark's scaling plots draw 13), so each round of 10 gets its own marker and line style."""
+    return {"color": plt.cm.tab10.colors[i % 10], "marker": _MARKERS[(i // 10) % len(_MARKERS)],
+            "linestyle": ("-", "--", ":")[(i // 10) % 3]}
+
+
 def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = None
                   ) -> tuple[list[Path], pd.DataFrame]:
     """Time against m per (dataset, method, varied value), and time against the varied size per m.
@@ -121,6 +134,9 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
     ok["vary_key"] = [plain(v) if v is not None and v == v else "None" for v in ok["vary_value"]]
     ok["size_value"] = [s if s is not None and s == s else v for s, v in zip(ok["size_value"], ok["vary_value"],
                                                                               strict=True)]
+    series = sorted({(m, v) for m, v in zip(ok["method"], ok["vary_key"], strict=True)},
+                    key=lambda mv: (mv[0], _num(mv[1])))
+    style = {mv: series_style(i) for i, mv in enumerate(series)}  # one look per curve in every plot
     for dataset, by_ds in ok.groupby("dataset", sort=False):
         param = by_ds["vary_param"].dropna().iloc[0] if by_ds["vary_param"].notna().any() else None
         fig, ax = plt.subplots(figsize=(6, 4.5))
@@ -133,23 +149,23 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
             curve = _curve(dataset, method, "m", fixed, means, _at_largest(cur, "size"), _per_iteration(cur, "size"))
             slopes.append(curve)
             label = method if value == "None" else f"{method} ({fixed})"
-            ax.loglog(means.index, means.values, "o-", label=f"{label}: slope {curve['slope']:.2f}")
+            ax.loglog(means.index, means.values, label=f"{label}: slope {curve['slope']:.2f}", **style[method, value])
         _size_ticks(ax, by_ds["size"])
         written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
                            f"{dataset}: time against m")
-        written += _memory_plot(dataset, by_ds, out_dir)
+        written += _memory_plot(dataset, by_ds, out_dir, style)
         params = list(dict.fromkeys(by_ds["vary_param"].dropna()))
         for vparam in params:  # one plot per second axis (methods may vary different parameters)
             by_vp = by_ds[by_ds["vary_param"] == vparam]
             sizes = by_vp["vary_size"].dropna() if "vary_size" in by_vp else pd.Series(dtype=object)
             label = sizes.iloc[0] if len(sizes) else (size_label if vparam == param else None) or vparam
             fig, ax = plt.subplots(figsize=(6, 4.5))
-            for (method, m), cur in sorted(by_vp.groupby(["method", "size"], sort=False)):
+            for i, ((method, m), cur) in enumerate(sorted(by_vp.groupby(["method", "size"], sort=False))):
                 means = cur.groupby("size_value")["fit_seconds"].mean().sort_index()
                 curve = _curve(dataset, method, label, f"m={plain(m)}", means, _at_largest(cur, "size_value"))
                 slopes.append(curve)
-                ax.loglog(means.index, means.values, "s-",
-                          label=f"{method} (m={plain(m)}): slope {curve['slope']:.2f}")
+                ax.loglog(means.index, means.values, label=f"{method} (m={plain(m)}): slope {curve['slope']:.2f}",
+                          **series_style(i))
             _size_ticks(ax, by_vp["size_value"].dropna())
             suffix = "size" if len(params) == 1 else f"size_{vparam}"
             written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_{suffix}", f"{label} (varied through {vparam})",
@@ -157,7 +173,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
     return written, pd.DataFrame(slopes)
 
 
-def _memory_plot(dataset: str, by_ds: pd.DataFrame, out_dir: Path) -> list[Path]:
+def _memory_plot(dataset: str, by_ds: pd.DataFrame, out_dir: Path, style: dict) -> list[Path]:
     """Peak resident memory of the run process against m, one curve per (method, varied value): what each method
     needs at a size (the data and the interpreter included, so the curves start at the same floor; no slope)."""
     if "peak_rss_mb" not in by_ds or by_ds["peak_rss_mb"].isna().all():
@@ -167,7 +183,7 @@ def _memory_plot(dataset: str, by_ds: pd.DataFrame, out_dir: Path) -> list[Path]
                                        key=lambda kv: (kv[0][0], _num(kv[0][1]))):
         peak = cur.groupby("size")["peak_rss_mb"].max().sort_index()
         label = method if value == "None" else f"{method} ({cur['vary_param'].iloc[0]}={value})"
-        ax.loglog(peak.index, peak.values, "o-", label=label)
+        ax.loglog(peak.index, peak.values, label=label, **style[method, value])
     _size_ticks(ax, by_ds["size"])
     return save_figure(fig, ax, out_dir / f"scaling_{dataset}_memory", "training set size m",
                        "peak resident memory (MB)", f"{dataset}: peak memory against m")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from rich.console import Console
 
 from tests.conftest import tiny_config
@@ -55,3 +56,29 @@ def test_dry_run_prints_the_estimate_and_what_it_leaves_out(write_config, tmp_pa
     text = " ".join(console.export_text().split())
     assert "1 rows, same runs" in text and "no rows" in text and "estimated" in text
     assert "1 cell(s) with no such rows are not counted" in text
+
+
+def test_a_shared_cv_is_priced_once_per_cell_not_once_per_run(write_config, tmp_path):
+    """protocol.tune_on_first: the first run of a cell carries the cell's CV (cv.shared). A pilot of one split per
+    cell used to price every run left at that run's CV plus fit; now a run left costs its final fit, and the CV is
+    added once only for a cell with no finished run in the folder (its tuning not cached there)."""
+    from tkbench.bench.runner import run_experiment
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"].update(splits=4, tune_on_first=2)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0, 10.0], "gamma": [0.1, 1.0]}}]
+    exp = load_config(write_config(cfg))
+    out = tmp_path / "results" / "pilot"
+    run_experiment(exp, out_dir=out, n_jobs=1, progress=False, splits=1)
+    (row,) = ResultStore(out).rows()
+    assert row["cv"]["shared"] and row["cv_seconds"] > 0
+    fit_part = row["total_seconds"] - row["cv_seconds"]
+    pending = [s for s in make_plan(exp) if s.split > 0]
+    est = estimate(pending, finished_rows(out))[("liver", "svm")]
+    assert est.seconds == pytest.approx(fit_part) and est.shared_cv == pytest.approx(row["cv_seconds"])
+    assert est.total(3, cv_done=True) == pytest.approx(3 * fit_part)  # this folder: the tuning is cached
+    assert est.total(3, cv_done=False) == pytest.approx(3 * fit_part + row["cv_seconds"])  # a new folder: once
+    console = Console(record=True, width=200)
+    run_experiment(exp, out_dir=out, dry_run=True, console=console, progress=False)
+    line = next(x for x in console.export_text().splitlines() if "svm" in x and "same runs" in x)
+    assert f"{fit_part:.3g}" in line.split("│")[7]

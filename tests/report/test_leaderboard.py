@@ -14,6 +14,7 @@ from tkbench.report.leaderboard import (
     bootstrap_best,
     leaderboard_tables,
     leave_one_out_changes,
+    unfinished_cells,
 )
 
 
@@ -67,7 +68,7 @@ def _results():
     summary = (frame.groupby(["dataset", "method"], sort=False)["accuracy"].mean().rename("metric_mean")
                .reset_index().assign(task="classification", metric="accuracy", fit_mean=0.1))
     exp = SimpleNamespace(methods=[SimpleNamespace(name=m) for m in "ABC"], protocol=SimpleNamespace(seed=7))
-    return SimpleNamespace(rows=frame, experiment=exp), summary
+    return SimpleNamespace(rows=frame, experiment=exp, planned=frame[["dataset", "method", "split"]].copy()), summary
 
 
 def test_the_leaderboard_ranks_the_better_method_first_with_its_wins(tmp_path):
@@ -83,6 +84,19 @@ def test_the_leaderboard_ranks_the_better_method_first_with_its_wins(tmp_path):
     matrix = tables[2]
     assert matrix.rows[0][0].text == "A" and {c.text for c in matrix.rows[0][2:]} == {"3/0/0"}
     assert images and images[0].exists()
+
+
+def test_a_method_whose_sweep_is_still_running_is_not_ranked_on_its_first_splits(tmp_path):
+    """A sweep over several sessions: A has run 1 of its 6 planned splits on d2. A mean of one split beside means of
+    six is not ranked; the note says how far each such cell is, and the others are ranked as before."""
+    res, summary = _results()
+    res.rows = res.rows[~((res.rows["method"] == "A") & (res.rows["dataset"] == "d2") & (res.rows["split"] > 0))]
+    tables, _ = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=100))
+    board = tables[0]
+    assert [r[0].text for r in board.rows] == ["B", "C"] or [r[0].text for r in board.rows] == ["C", "B"]
+    assert "A is not ranked: no finished mean on d2 (1 of 6 splits run)." in board.notes
+    res.rows.loc[res.rows.index[0], "status"] = "failed"  # a finished run that failed still counts as finished
+    assert unfinished_cells(res) == {("d2", "A"): (1, 6)}
 
 
 def test_a_leaderboard_outside_an_accuracy_experiment_is_a_config_error(write_config):

@@ -11,6 +11,11 @@ results folder beside it or under ``results/`` (the committed sweeps):
   rougher guess, said so;
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
+A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
+``cv.shared``) counts its final fit per run, and the shared CV's median is added once for a cell that has no
+finished run in the results folder yet (whose tuning is therefore not cached there). Before 2026-11-28 the first
+run's CV was counted for every run left, so a pilot of one split per cell priced a 30-split cell at 30 CVs.
+
 Times are the rows' wall-clock seconds with the threads they ran with (their rows say which); the total is the time
 of the runs one after another (divide by the workers of a parallel sweep). Rows made on another machine or under
 load carry that machine's times: the estimate is a plan, not a promise.
@@ -32,9 +37,14 @@ NOT_THE_CELL = ("split", "seed", "tuning", "schema")
 
 @dataclass(frozen=True)
 class Estimate:
-    seconds: float  # per run
+    seconds: float  # per run, its final fit (and its own CV when the CV is not shared)
     n_rows: int
     basis: str  # "same runs" | "same family and size"
+    shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
+
+    def total(self, runs: int, cv_done: bool) -> float:
+        """Seconds of ``runs`` runs of the cell; ``cv_done``: its shared CV is already cached."""
+        return runs * self.seconds + (0.0 if cv_done or runs == 0 else self.shared_cv)
 
 
 def _as_stored(spec: RunSpec, key: str | None) -> RunSpec:
@@ -76,15 +86,24 @@ def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
 
 def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
-    exact: dict[str, list[float]] = {}
-    rough: dict[str, list[float]] = {}
+    exact: dict[str, list[tuple[float, float]]] = {}
+    rough: dict[str, list[tuple[float, float]]] = {}
     for r in rows:
         try:
             spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
-            exact.setdefault(_cell_identity(spec), []).append(float(r["total_seconds"]))
-            rough.setdefault(_rough(spec), []).append(float(r["total_seconds"]))
+            cv = r.get("cv")
+            shared = float(r.get("cv_seconds") or 0.0) if isinstance(cv, dict) and cv.get("shared") else 0.0
+            pair = (float(r["total_seconds"]) - shared, shared)
+            exact.setdefault(_cell_identity(spec), []).append(pair)
+            rough.setdefault(_rough(spec), []).append(pair)
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
             continue
+
+    def made(pairs, basis, spec):
+        cvs = [c for _, c in pairs if c > 0.0]
+        once = statistics.median(cvs) if cvs and spec.tuning else 0.0
+        return Estimate(statistics.median(f for f, _ in pairs), len(pairs), basis, once)
+
     out: dict[tuple[str, str], Estimate | None] = {}
     for s in pending:
         cell = (s.label, s.method)
@@ -92,8 +111,8 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             continue
         same = exact.get(_cell_identity(s))
         if same:
-            out[cell] = Estimate(statistics.median(same), len(same), "same runs")
+            out[cell] = made(same, "same runs", s)
             continue
         near = rough.get(_rough(s))
-        out[cell] = Estimate(statistics.median(near), len(near), "same family and size") if near else None
+        out[cell] = made(near, "same family and size", s) if near else None
     return out

@@ -190,25 +190,18 @@ def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train:
     points of the data's range (paper 000 Figure 1(a); no ``y`` key). One or two features."""
     if X_all.shape[1] not in (1, 2):
         raise ValueError(f"kind 'surface' needs data with 1 or 2 features, this data set has {X_all.shape[1]}")
-    if X_all.shape[1] == 1:
-        lo, hi = float(X_all.min()), float(X_all.max())
-        gx = np.linspace(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo), 4 * SURFACE_RESOLUTION)
-        grid = gx[:, None]
-        values = estimator.decision_function(grid) if hasattr(estimator, "decision_function") \
-            else estimator.predict(grid)
-        return {"x": np.round(gx, 6).tolist(), "z": np.round(np.asarray(values, float), 5).tolist(),
-                "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
     lo, hi = X_all.min(axis=0), X_all.max(axis=0)
     pad = 0.05 * (hi - lo)
-    gx = np.linspace(lo[0] - pad[0], hi[0] + pad[0], SURFACE_RESOLUTION)
-    gy = np.linspace(lo[1] - pad[1], hi[1] + pad[1], SURFACE_RESOLUTION)
-    XX, YY = np.meshgrid(gx, gy)
-    grid = np.column_stack([XX.ravel(), YY.ravel()])
-    values = estimator.decision_function(grid) if hasattr(estimator, "decision_function") \
-        else estimator.predict(grid)
-    return {"x": np.round(gx, 6).tolist(), "y": np.round(gy, 6).tolist(),
-            "z": np.round(np.asarray(values, float).reshape(XX.shape), 5).tolist(),
-            "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
+    axes = [np.linspace(lo[j] - pad[j], hi[j] + pad[j], SURFACE_RESOLUTION * (4 if X_all.shape[1] == 1 else 1))
+            for j in range(X_all.shape[1])]
+    mesh = np.meshgrid(*axes) if len(axes) == 2 else axes
+    grid = np.column_stack([a.ravel() for a in mesh])
+    values = estimator.decision_function(grid) if hasattr(estimator, "decision_function") else estimator.predict(grid)
+    out = {"x": np.round(axes[0], 6).tolist()}
+    if len(axes) == 2:
+        out["y"] = np.round(axes[1], 6).tolist()
+    out["z"] = np.round(np.asarray(values, float).reshape(mesh[0].shape), 5).tolist()
+    return {**out, "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
 
 
 def fit_checkpoint(root: str | None, spec: RunSpec, suffix: str = "") -> str | None:

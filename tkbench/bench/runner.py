@@ -394,10 +394,10 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
         c[2] += s.key in pending_keys and s.key not in reusable
     for (ds, m), (n, reused, left) in cells.items():
         est = costs.get((ds, m)) if left else None
-        if est is not None:
-            hours += left * est.seconds / 3600
+        cell_seconds = est.total(left, cv_done=n - reused - left > 0) if est is not None else 0.0
+        hours += cell_seconds / 3600
         unknown += bool(left and est is None)
-        cost = (f"{est.seconds:.3g}", f"{left * est.seconds / 3600:.2g}", f"{est.n_rows} rows, {est.basis}") \
+        cost = (f"{cell_seconds / left:.3g}", f"{cell_seconds / 3600:.2g}", f"{est.n_rows} rows, {est.basis}") \
             if est is not None else ("", "", "no rows" if left else "")
         table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left), *cost)
     console.print(keep_whole(table, "dataset", "method"))

@@ -107,6 +107,17 @@ def _verdict(ok: pd.DataFrame, ds: str, a: str, b: str, metric: str) -> str:
     return {"tie": "tie", "better": "win", "worse": "loss"}[test.verdict(HIGHER_IS_BETTER[metric], LEVEL)]
 
 
+def unfinished_cells(res) -> dict[tuple[str, str], tuple[int, int]]:
+    """(dataset label, method) -> (finished, planned) runs, for the cells of the config's plan whose runs have not
+    all finished (ok, failed or timed out): a sweep over several sessions, or a method cut short."""
+    from collections import Counter
+
+    planned = Counter(zip(res.planned["dataset"], res.planned["method"], strict=True))
+    done = res.rows[res.rows["status"].isin(["ok", "failed", "timeout"])]
+    finished = Counter(zip(done["dataset"], done["method"], strict=True))
+    return {cell: (finished.get(cell, 0), n) for cell, n in planned.items() if finished.get(cell, 0) < n}
+
+
 def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[list[TableModel], list[Path]]:
     tables: list[TableModel] = []
     images: list[Path] = []
@@ -114,14 +125,19 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
         return tables, images
     ok = res.rows[res.rows["status"] == "ok"]
     order = [m.name for m in res.experiment.methods]
+    unfinished = unfinished_cells(res)
     seed = int(res.experiment.protocol.seed)
     for task, metric in TASK_METRIC.items():
         part = summary[(summary["task"] == task) & (summary["metric"] == metric)].dropna(subset=["metric_mean"])
         means = part.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
         if means.shape[0] < 2:
             continue
+        running = {(ds, m): n for (ds, m), n in unfinished.items() if ds in means.index and m in means.columns}
+        for (ds, m) in running:  # a cell whose sweep is still going: no mean yet (n = 1 beside n = 30 misleads)
+            means.loc[ds, m] = np.nan
         methods = [m for m in order if m in means.columns and means[m].notna().all()]
-        left_out = {m: [ds for ds in means.index if pd.isna(means.loc[ds, m])]
+        left_out = {m: [f"{ds} ({running[ds, m][0]} of {running[ds, m][1]} splits run)" if (ds, m) in running
+                        else ds for ds in means.index if pd.isna(means.loc[ds, m])]
                     for m in order if m in means.columns and m not in methods}
         if len(methods) < 2:
             continue
@@ -171,7 +187,7 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
                          f"Nemenyi critical difference CD = {cd:.2f}: average ranks closer than CD are not "
                          "significantly different (Demšar 2006).")
         for m, missing in left_out.items():
-            notes.append(f"{m} is not ranked: no mean on {', '.join(missing)}.")
+            notes.append(f"{m} is not ranked: no finished mean on {', '.join(missing)}.")
         tables.append(TableModel(f"Leaderboard: {task}", ["Method", "Average rank", "P(best)", "Datasets won",
                                                           "W/T/L vs the leader", "Median fit time (s)",
                                                           "Median CV time (s)", "Peak memory (MB)", "Not ok"],

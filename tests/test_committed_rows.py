@@ -31,8 +31,6 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
         "GRAM", "liquidSVM", "GPyTorch_SM")},
     "steinwart2016_table1": {f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; queued behind the table's "
                              "draws 2-5 sweep" for ds in ("higgs", "cod")},
-    "colbert2020_surfaces": {"noisy_spiral_1120/*": "issue 52: the noisy spiral's surfaces, added 2026-11-28; queued "
-                             "behind the learning curves"},
     "ghiasi2010_table2": {f"{ds}/*": "issue 52: the Raetsch arrays' sets, added 2026-11-28; their sweep runs over "
                           "several sessions" for ds in ("twonorm", "flare_solar", "splice", "thyroid")},
 }

@@ -176,6 +176,18 @@ def test_a_learning_curve_groups_the_sizes_of_one_dataset(write_config, tmp_path
     assert "Learning curve: pima" not in md
 
 
+def test_two_curves_of_one_generator_get_their_own_names_and_figures():
+    """The learning-curve config draws the spiral twice (clean and noisy: the same generator, other options): each
+    group is named from its labels, so the noisy curve no longer overwrote the clean one's figure and title."""
+    from tkbench.report.learning import curve_name
+
+    taken: set[str] = set()
+    assert curve_name(["spiral_50", "spiral_100", "spiral_800"], "spiral", taken) == "spiral"
+    assert curve_name(["noisy_spiral_100", "noisy_spiral_1120"], "spiral", taken) == "noisy_spiral"
+    assert curve_name(["a1", "b2"], "spiral", taken) == "spiral_2"  # no common prefix, the name taken: numbered
+    assert curve_name(["liver_50", "liver_276"], "liver", taken) == "liver"
+
+
 def test_a_learning_curve_belongs_to_an_accuracy_experiment(write_config):
     from tests.conftest import tiny_config
     from tkbench.config import load_config

@@ -27,6 +27,20 @@ def groups(exp) -> dict[str, list[str]]:
     return {k: v for k, v in out.items() if len(v) >= 2}
 
 
+def curve_name(labels: list[str], name: str, taken: set[str]) -> str:
+    """A group's name in titles and file names: the labels' common prefix without its trailing digits and
+    underscores (``noisy_spiral_100``, ``noisy_spiral_200``: noisy_spiral), else the data set's name; numbered when
+    another group of the config already has it (two draws of one generator with other options)."""
+    import os
+
+    base = os.path.commonprefix(labels).rstrip("0123456789").rstrip("_-") or name
+    out, k = base, 2
+    while out in taken:
+        out, k = f"{base}_{k}", k + 1
+    taken.add(out)
+    return out
+
+
 def learning_curve_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[list, list[Path]]:
     from tkbench.report.plots import plt, write_figure
 
@@ -34,8 +48,9 @@ def learning_curve_tables(res, summary: pd.DataFrame, out: Path, options) -> tup
     ok = res.rows[res.rows["status"] == "ok"] if not res.rows.empty else res.rows
     tables, images = [], []
     methods = [m.name for m in exp.methods]
+    taken: set[str] = set()
     for key, labels in groups(exp).items():
-        name = key.split("{", 1)[0]
+        name = curve_name(labels, key.split("{", 1)[0], taken)
         points = []
         for label in labels:
             cell = ok[ok["dataset"] == label]

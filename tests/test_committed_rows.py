@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,19 @@ FOLDERS = sorted({p.parent.parent for p in (ROOT / "results").glob("*/rows/*.jso
                   if (ROOT / "configs" / f"{p.parent.parent.name}.yaml").exists()})
 # config name -> {"dataset/method": why its planned runs are not all stored}; empty while every plan is complete
 INCOMPLETE: dict[str, dict[str, str]] = {}
+# config name -> {method: why} for sweeps that run over several sessions: any cell of those methods may still lack
+# rows; each method named must still have one (then it leaves this list)
+SWEEPING = "the benchmark runs over several sessions with resume (issue 51); these rows are not in yet"
+# config name -> {"dataset/method" glob: why}
+IN_PROGRESS: dict[str, dict[str, str]] = {
+    "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
+        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
+        "GRAM", "liquidSVM", "GPyTorch_SM")},
+    "steinwart2016_table1": {f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; queued behind the table's "
+                             "draws 2-5 sweep" for ds in ("higgs", "cod")},
+    "ghiasi2010_table2": {f"{ds}/*": "issue 52: the Raetsch arrays' sets, added 2026-11-28; their sweep runs over "
+                          "several sessions" for ds in ("twonorm", "flare_solar", "splice", "thyroid")},
+}
 
 
 def missing_runs(folder: Path) -> dict[str, list[int]]:
@@ -42,7 +56,11 @@ def test_the_folders_were_found():
 def test_every_planned_run_of_a_committed_config_has_its_row(folder: Path):
     missing = missing_runs(folder)
     excused = INCOMPLETE.get(folder.name, {})
-    unexplained = {cell: splits for cell, splits in missing.items() if cell not in excused}
+    sweeping = IN_PROGRESS.get(folder.name, {})
+    unexplained = {cell: splits for cell, splits in missing.items()
+                   if cell not in excused and not any(fnmatch(cell, p) for p in sweeping)}
+    done = sorted(p for p in sweeping if not any(fnmatch(cell, p) for cell in missing))
+    assert not done, f"{folder.name}: IN_PROGRESS names cells whose runs are all stored now: {done}"
     assert not unexplained, f"{folder.name}: planned runs without a row (resume the sweep, or name them in " \
                             f"INCOMPLETE with the reason): {unexplained}"
     assert set(excused) <= set(missing), f"{folder.name}: INCOMPLETE names cells that are complete now: " \

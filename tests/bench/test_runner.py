@@ -357,3 +357,32 @@ def test_the_warm_up_is_not_counted_against_the_run_timeout(tmp_path, monkeypatc
     t0 = time.monotonic()
     assert isolation._wait(Sleeper(), 0.4, lambda: None, None) == (None, None)
     assert time.monotonic() - t0 < 1.0  # no marker to wait for: the plain timeout
+
+
+def test_a_changed_estimator_default_keeps_old_keys_and_gives_new_runs_new_ones(write_config, monkeypatch):
+    """tkbench.keys.with_changed_defaults: TK's dual_solver default moved from libsvm to auto (issue 50). A method
+    that names the old value keeps the key its rows had when the old value was the default; one that leaves it
+    unset runs the new default and gets the key of a method naming the new value."""
+    import dataclasses
+
+    from tkbench.keys import with_changed_defaults
+    from tkbench.methods import registry
+
+    assert with_changed_defaults({"C": 1}, {"s": ("a", "b")}) == {"C": 1, "s": "b"}
+    assert with_changed_defaults({"s": "a"}, {"s": ("a", "b")}) == {}
+    assert with_changed_defaults({"s": "c"}, {"s": ("a", "b")}) == {"s": "c"}
+
+    def keys(dual_solver):
+        cfg = tiny_config()
+        cfg["datasets"] = ["liver"]
+        params = {"degree": 1} | ({} if dual_solver is None else {"dual_solver": dual_solver})
+        cfg["methods"] = [{"name": "tk", "family": "tk", "params": params, "grid": {}}]
+        return [s.key for s in make_plan(load_config(write_config(cfg, f"{dual_solver}.yaml")))]
+
+    unset, old, new = keys(None), keys("libsvm"), keys("auto")
+    assert unset == new and not set(unset) & set(old)
+    tk = registry.get_family("tk")
+    assert tk.changed_defaults == {"dual_solver": ("libsvm", "auto")}
+    # the key the unset method had before the change: the family without its changed defaults
+    monkeypatch.setitem(registry.load_families(), "tk", dataclasses.replace(tk, changed_defaults={}))
+    assert keys(None) == old

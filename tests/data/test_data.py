@@ -35,6 +35,13 @@ EXPECTED = {  # name: (rows, features, +1 count or None for regression)
     "magic": (19020, 10, 12332),
     "thyroid_ann": (7200, 21, 534),
     "bank": (45211, 16, 5289),
+    "higgs": (10984, 28, 5821),
+    "cod_rna": (59535, 8, 19845),
+    # paper 004 Table 2: the Raetsch arrays without realisations (issue 52), counts from datasets/MANIFEST.yaml
+    "raetsch_flare_solar": (1066, 9, 589),
+    "raetsch_splice": (3175, 60, 1527),
+    "raetsch_thyroid": (215, 5, 65),
+    "raetsch_twonorm": (7400, 20, 3703),
 }
 MULTICLASS = {  # name: (rows, features, class counts in code order) from datasets/MANIFEST.yaml
     "letter": (20000, 16, None),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from tests.conftest import tiny_config
 from tkbench.bench.plan import make_plan
@@ -36,7 +37,7 @@ def test_scaling_experiment(write_config, tmp_path):
     assert {r["size_value"] for r in rows} == {5, 20}
     written = build_report(tmp_path, formats=["md"])
     names = {p.name for p in written}
-    assert {"scaling_pima_m.png", "scaling_pima_m.svg", "scaling_pima_size.png"} <= names
+    assert {"scaling_pima_m.png", "scaling_pima_m.svg", "scaling_pima_size.png", "scaling_pima_memory.png"} <= names
     md = (tmp_path / "report" / "report.md").read_text()
     assert "Fitted complexity exponents" in md and "| pima | rf | m | n_estimators=5 |" in md
     assert "| pima | rf | n_estimators | m=40 |" in md and "| m=160 |" in md
@@ -163,7 +164,7 @@ def test_surface_experiment_stores_and_draws_decision_surfaces(write_config, tmp
     assert "surface_circle_40.png" in written
     bad = dict(cfg, datasets=["liver"])
     run_experiment(load_config(write_config(bad, "bad.yaml")), out_dir=tmp_path / "bad", progress=False)
-    assert "needs data with 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]
+    assert "needs data with 1 or 2 features" in ResultStore(tmp_path / "bad").rows()[0]["error"]
 
 
 def test_a_run_is_executed_by_its_kind_with_the_typed_spec(write_config, monkeypatch):
@@ -186,3 +187,64 @@ def test_a_run_is_executed_by_its_kind_with_the_typed_spec(write_config, monkeyp
     assert row["status"] == "ok", row.get("traceback")
     assert seen == [("accuracy", RunSpec)] and row["spec"] == spec.to_dict()
     assert RunSpec.from_dict(spec.to_dict()) == spec and RunSpec.from_dict(spec.to_dict()).key == spec.key
+
+
+def test_a_scaling_budget_stops_each_series_at_its_first_run_over_it(write_config, tmp_path):
+    """scaling.budget_seconds: a series' larger sizes are not started once a run of it took longer (here every
+    run does), the sweep ends ok, a resumed sweep stops at the same place, the report names what was left out and
+    why, and a larger budget later runs the rest into the same folder."""
+    cfg = tiny_config(name="budget", kind="scaling",
+                      scaling={"sizes": [40, 80, 160], "repeats": 2, "test_size": 30, "budget_seconds": 1e-9,
+                               "vary": {"param": "n_estimators", "values": [5, 10]}})
+    cfg["datasets"] = ["pima"]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=1, progress=False)
+    rows = ResultStore(tmp_path).rows()
+    assert sorted((r["size"], r["vary_value"]) for r in rows) == [(40, 5), (40, 5), (40, 10), (40, 10)]
+    assert len(outcome.gated) == 8 and not outcome.not_ok
+    assert all(v.startswith("not reached: at m = 40 the run took") for v in outcome.gated.values())
+    again = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=1, progress=False)
+    assert again.executed == 0 and len(again.gated) == 8
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, dry_run=True, console=(con := Console(
+        record=True, width=200)))
+    assert "8 of the 8 runs to run are left out by the rows so far" in con.export_text()
+    build_report(tmp_path, formats=["md"])
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "rf on pima (n_estimators = 5): m = 80, 160 not run (at m = 40 the run took" in md
+    assert "the budget per run is 1e-09 s" in md
+    cfg["scaling"]["budget_seconds"] = 1e6
+    more = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=1, progress=False)
+    assert more.counts["ok"] == 8 and not more.gated and len(ResultStore(tmp_path).rows()) == 12
+
+
+def test_a_failed_run_ends_its_series_but_not_the_others(write_config, tmp_path):
+    """The gate keys on the series: a run that failed at m = 40 (n_estimators = 0 is refused) leaves out that
+    value's larger sizes; the other value's series runs whole."""
+    cfg = tiny_config(name="budget2", kind="scaling",
+                      scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30, "budget_seconds": 3600,
+                               "vary": {"param": "n_estimators", "values": [0, 5]}})
+    cfg["datasets"] = ["pima"]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=1, progress=False)
+    rows = ResultStore(tmp_path).rows()
+    assert sorted((r["size"], r["vary_value"], r["status"]) for r in rows) == [
+        (40, 0, "failed"), (40, 5, "ok"), (80, 5, "ok")]
+    assert list(outcome.gated.values()) == ["not reached: at m = 40 the run was failed"]
+
+
+def test_a_one_feature_surface_records_f_on_a_line_and_draws_the_curves(write_config, tmp_path):
+    """Paper 000 Figure 1(a): on one-feature data (sine1d) a surface run stores f(z) on a line over the data's range
+    (no y grid) and the report draws every method's curve on one axis, in the config's order."""
+    cfg = tiny_config(name="line", kind="surface")
+    cfg["protocol"]["splits"] = 1
+    cfg["datasets"] = [{"name": "sine1d", "options": {"n_samples": 40, "noise": 0.2}}]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}, {"name": "rf", "family": "random_forest",
+                                                                        "grid": {}}]
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    assert outcome.counts["ok"] == 2
+    row = next(r for r in ResultStore(tmp_path).rows() if r["method"] == "svm")
+    surf = row["surface"]
+    assert "y" not in surf and len(surf["x"]) == len(surf["z"]) > 100 and len(surf["train_x"]) == row["n_train"]
+    assert min(surf["x"]) < min(x[0] for x in surf["train_x"]) and np.all(np.diff(surf["x"]) > 0)
+    written = build_report(tmp_path, formats=["md"])
+    assert {"surface_sine1d.png", "surface_sine1d.svg"} <= {p.name for p in written}

@@ -538,3 +538,80 @@ def test_the_rmse_table_lists_only_methods_fitted_to_pm1_labels(results_folder):
     section = text.split("### Test RMSE of the decision values")[1].split("###")[0]
     assert "| liver | krr | **0.900 ± 0.000** |" in section
     assert "| liver | svm |" not in section and "| liver | rf |" not in section
+
+
+def test_report_all_writes_the_benchmark_page_with_its_reading_and_counts_budget_cuts_as_finished(write_config,
+                                                                                                  tmp_path):
+    """docs/BENCHMARK.md (issue 51): the hand-written reading, then each benchmark config's report from its rows;
+    a scaling config whose budget left sizes out is complete (those runs never start), not partial."""
+    import shutil
+
+    import yaml
+
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.report.reproduction import build_all
+
+    root = tmp_path / "repo"
+    (root / "configs").mkdir(parents=True)
+    (root / "docs").mkdir()
+    acc = tiny_config(name="bench_acc")
+    acc["protocol"]["splits"] = 2
+    scal = tiny_config(name="bench_scal", kind="scaling",
+                       scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30, "budget_seconds": 1e-9})
+    scal["datasets"] = ["pima"]
+    scal["methods"] = [{"name": "rf", "family": "random_forest"}]
+    for cfg in (acc, scal):
+        shutil.copy(write_config(cfg, f"{cfg['name']}.yaml"), root / "configs" / f"{cfg['name']}.yaml")
+        run_experiment(load_config(root / "configs" / f"{cfg['name']}.yaml"),
+                       out_dir=root / "results" / cfg["name"], progress=False)
+    (root / "docs" / "reading.md").write_text("## What the table shows\n\nA reading written by hand.\n")
+    (root / "docs" / "reproduction.yaml").write_text(yaml.safe_dump({
+        "papers": {"000": "a paper"}, "entries": [],
+        "benchmark": {"reading": "docs/reading.md", "entries": [
+            {"config": "bench_acc", "title": "The accuracy suite"},
+            {"config": "bench_scal", "title": "The scaling study", "jobs": 1},
+            {"config": "bench_missing", "title": "Not yet"}]}}))
+    build_all(root, root / "docs")
+    md = (root / "docs" / "BENCHMARK.md").read_text()
+    assert md.startswith("# The kernel-learning benchmark") and "A reading written by hand." in md
+    assert "## The accuracy suite" in md and "| liver | svm |" in md
+    assert "## The scaling study" in md and "Partial" not in md
+    assert "rf on pima: m = 80 not run (at m = 40 the run took" in md
+    assert "## Not yet" in md and "Not written yet." in md
+    assert (root / "docs" / "benchmark" / "bench_scal" / "scaling_pima_m.png").exists()
+
+
+def test_an_entry_illustration_is_drawn_after_its_report_and_a_bad_one_is_a_clear_error(write_config, tmp_path):
+    """docs/reproduction.yaml's ``illustrations`` (paper 000 Figure 1(b) from the kernel code): the function's
+    figure and text follow the entry's report, its image links relative to docs/; a path that does not name a
+    function stops with a message naming it."""
+    import shutil
+
+    import yaml
+
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.errors import InputError
+    from tkbench.report.reproduction import build_all
+
+    root = tmp_path / "repo"
+    (root / "configs").mkdir(parents=True)
+    (root / "docs").mkdir()
+    cfg = tiny_config(name="fig")
+    cfg["protocol"]["splits"] = 1
+    shutil.copy(write_config(cfg, "fig.yaml"), root / "configs" / "fig.yaml")
+    run_experiment(load_config(root / "configs" / "fig.yaml"), out_dir=root / "results" / "fig", progress=False)
+    index = {"papers": {"000": "a paper"}, "entries": [
+        {"config": "fig", "paper": "000", "title": "A figure",
+         "illustrations": ["tkbench.methods.tk.illustration:figure_1b"]}]}
+    (root / "docs" / "reproduction.yaml").write_text(yaml.safe_dump(index))
+    md = build_all(root, root / "docs")[0].read_text()
+    assert "**Figure 1(b)**" in md and "(reproduction/fig/figure_1b_kernel_slices.png)" in md
+    assert (root / "docs" / "reproduction" / "fig" / "figure_1b_kernel_slices.png").exists()
+    index["entries"][0]["illustrations"] = ["tkbench.methods.tk.illustration:no_such_figure"]
+    (root / "docs" / "reproduction.yaml").write_text(yaml.safe_dump(index))
+    with pytest.raises(InputError, match="no_such_figure"):
+        build_all(root, root / "docs")

@@ -108,3 +108,44 @@ def test_the_reproduction_index_is_data_and_bad_entries_are_clear(tmp_path):
     (tmp_path / "docs" / "reproduction.yaml").write_text("papers: [1]\n")
     with pytest.raises(InputError, match="expected papers"):
         load_index(tmp_path)
+
+
+def test_the_cost_table_counts_the_plans_rows_and_estimates_the_papers_draws(tmp_path):
+    """docs/COST.md (issue 50): the runs and hours of the plan's ok rows; the paper's protocol adds each missing
+    draw at the cell's median, so it is never below what ran, and equals it when every draw ran."""
+    import statistics
+    from pathlib import Path
+
+    import pytest
+
+    from tkbench.bench.plan import make_plan
+    from tkbench.bench.store import ResultStore
+    from tkbench.config.load import load_config
+    from tkbench.errors import InputError
+    from tkbench.report.cost import cost_markdown, entry_cost
+    from tkbench.report.reproduction import load_index
+
+    root = Path(__file__).resolve().parents[2]
+    complete = entry_cost(root, "investigate_line_search", None)  # every planned run finished, one draw
+    assert complete["runs"] == complete["planned"] == 22
+    assert complete["full_seconds"] == pytest.approx(complete["seconds"])
+    table1 = entry_cost(root, "steinwart2016_table1", None)
+    exp = load_config(root / "configs" / "steinwart2016_table1.yaml", check_reference=False)
+    plan = make_plan(exp)
+    keys = {s.key for s in plan}
+    ok = [r for r in ResultStore(root / "results" / "steinwart2016_table1").rows()
+          if r.get("key") in keys and r.get("status") == "ok"]
+    assert table1["runs"] == len(ok) and table1["seconds"] == pytest.approx(sum(r["total_seconds"] for r in ok))
+    cells = {(s.label, s.method) for s in plan}
+    assert table1["paper_draws"] == 30 and table1["full_runs"] == 30 * len(cells)
+    cycle_rf = [r["total_seconds"] for r in ok if (r["dataset"], r["method"]) == ("cycle", "RF")]
+    assert table1["full_seconds"] >= table1["seconds"] + (30 - len(cycle_rf)) * statistics.median(cycle_rf)
+    assert {"1", "2", "3"} <= set(table1["reductions"])
+    assert entry_cost(root, "no_such_config", None) is None
+    text = cost_markdown(root, load_index(root)[1])
+    assert "| `steinwart2016_table1` |" in text and "In all:" in text
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "reproduction.yaml").write_text("papers: {'000': x}\nentries: [{config: a, paper: '000', "
+                                                          "title: t, paper_splits: many}]\n")
+    with pytest.raises(InputError, match="paper_splits"):
+        load_index(tmp_path)

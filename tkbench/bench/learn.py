@@ -186,9 +186,18 @@ SURFACE_RESOLUTION = 100
 
 def decision_surface(estimator, X_all: np.ndarray, X_train: np.ndarray, y_train: np.ndarray) -> dict[str, Any]:
     """The fitted model's decision function on a SURFACE_RESOLUTION^2 grid over the data's bounding box (5 % margin),
-    with the training points: what paper 000 Figure 6 draws. Two features only."""
-    if X_all.shape[1] != 2:
-        raise ValueError(f"kind 'surface' needs data with 2 features, this data set has {X_all.shape[1]}")
+    with the training points: what paper 000 Figure 6 draws. With one feature, the function on 4 SURFACE_RESOLUTION
+    points of the data's range (paper 000 Figure 1(a); no ``y`` key). One or two features."""
+    if X_all.shape[1] not in (1, 2):
+        raise ValueError(f"kind 'surface' needs data with 1 or 2 features, this data set has {X_all.shape[1]}")
+    if X_all.shape[1] == 1:
+        lo, hi = float(X_all.min()), float(X_all.max())
+        gx = np.linspace(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo), 4 * SURFACE_RESOLUTION)
+        grid = gx[:, None]
+        values = estimator.decision_function(grid) if hasattr(estimator, "decision_function") \
+            else estimator.predict(grid)
+        return {"x": np.round(gx, 6).tolist(), "z": np.round(np.asarray(values, float), 5).tolist(),
+                "train_x": np.round(X_train, 6).tolist(), "train_y": np.asarray(y_train).tolist()}
     lo, hi = X_all.min(axis=0), X_all.max(axis=0)
     pad = 0.05 * (hi - lo)
     gx = np.linspace(lo[0] - pad[0], hi[0] + pad[0], SURFACE_RESOLUTION)

@@ -20,6 +20,28 @@ from tkbench.errors import ConfigError, DatasetError
 from tkbench.kinds import get_kind
 
 
+def check_requirements(exp: Experiment, specs) -> None:
+    """Raise one error naming every method whose runs in ``specs`` need an optional extra that is not installed
+    (the peers': MKLpy, liquidSVM, GPyTorch): nothing runs, rather than one failed row per run."""
+    if not get_kind(exp.kind).learners:
+        return
+    from tkbench.methods import get_family
+
+    used = {s.method for s in specs}
+    problems: list[tuple[str, object, str]] = []
+    for j, m in enumerate(exp.methods):
+        if m.name not in used:
+            continue
+        fam = get_family(m.family)
+        missing = fam.missing()
+        if missing:
+            problems.append((f"methods[{j}].family", m.family, f"an installed family: it needs {', '.join(missing)} "
+                             f"({fam.install_hint or 'not installed'}), or leave {m.name} out "
+                             f"(--only DATASET/METHOD patterns of the other methods)"))
+    if problems:
+        raise ConfigError(str(exp.source or exp.name), problems)
+
+
 def check_data(exp: Experiment, specs) -> None:
     """Raise one error naming every problem of the datasets the runs in ``specs`` use."""
     kind = get_kind(exp.kind)

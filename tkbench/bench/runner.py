@@ -28,11 +28,13 @@ from rich.table import Table
 
 from tkbench.bench import backends, provenance
 from tkbench.bench.isolation import run_isolated
-from tkbench.bench.plan import RunSpec, make_plan
-from tkbench.bench.preflight import check_data
+from tkbench.bench.plan import RunSpec, empty_cells, make_plan
+from tkbench.bench.preflight import check_data, check_requirements
 from tkbench.bench.store import ResultStore, check_folder_path, unwritable, write_json_atomic
 from tkbench.config import Experiment
 from tkbench.errors import InputError
+from tkbench.kinds import get_kind
+from tkbench.methods import get_family
 from tkbench.terminal import keep_whole, make_console
 
 
@@ -43,6 +45,7 @@ class RunOutcome:
     executed: int
     counts: Counter = field(default_factory=Counter)
     summaries: list[dict[str, Any]] = field(default_factory=list)
+    gated: dict[str, str] = field(default_factory=dict)  # runs the kind's gate left out (key -> reason)
     seconds: float = 0.0
     not_ok: list[str] = field(default_factory=list)  # one line per cell with planned runs not ok at the end
     out: Path | None = None  # the results folder (absolute)
@@ -146,10 +149,21 @@ def run_experiment(
                           f"{display_path(out / 'damaged')} and do its run again", markup=False, highlight=False)
         pending = todo(plan, store, force)
         check_data(exp, pending)
-        _print_plan(console, plan, pending, out, adopted)
+        for m in exp.methods:
+            fam = get_family(m.family) if get_kind(exp.kind).learners else None
+            if fam is not None and fam.missing() and any(s.method == m.name for s in pending):
+                console.print(f"{m.name}: needs {', '.join(fam.missing())}, not installed ({fam.install_hint}): a "
+                              "run would stop here", markup=False, highlight=False)
+        _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
+        gate = get_kind(exp.kind).gate(exp, plan)
+        if gate is not None:
+            gate.note_rows(store.rows())
+            console.print(gate.describe(pending), markup=False, highlight=False)
+        _print_empty(console, exp, listing=True)
         whole = plan if only is None and splits is None else make_plan(exp)
         _print_saved_states(console, store, pending, {s.key for s in whole})
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
+    check_requirements(exp, todo(plan, store, force))  # an optional extra missing: one error now (exit 2)
     check_data(exp, todo(plan, store, force))  # bad data or sizes: one error now (exit 2), before any file is made
     with store.lock():
         store.check_writable()  # a read-only or full folder: one error now, not after computing a run
@@ -269,6 +283,10 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
                   f"{len(pending)} to run{resuming_note} on {n_workers} worker(s) ({backend}), {threads} BLAS "
                   f"thread(s) each -> {display_path(out)}")
+    _print_empty(console, exp, listing=False)
+    gate = get_kind(exp.kind).gate(exp, plan)
+    if gate is not None:  # rows of earlier sessions count: a resumed sweep stops where the whole one would
+        gate.note_rows(store.rows())
     t0 = time.perf_counter()
     if pending:
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -280,6 +298,9 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
 
             def record(summary: dict[str, Any]) -> None:
                 row = summary.pop("row", None)
+                if gate is not None:
+                    gate.note(summary["key"], summary["status"],
+                              row.get("total_seconds") if row is not None else summary.get("seconds"))
                 if row is not None:
                     try:
                         kept = _keep_ok_row(store, row)
@@ -307,6 +328,11 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
 
                 def jobs(specs, seen):  # what joblib has taken from the queue (pre_dispatch: n_jobs at a time)
                     for s in specs:
+                        reason = gate(s) if gate is not None else None
+                        if reason is not None:  # no row: a later sweep with a larger budget still runs it
+                            outcome.gated[s.key] = reason
+                            bar.update(task, advance=1)
+                            continue
                         seen.append(s)
                         yield delayed(run_isolated)(s.to_dict(), context, str(out))
 
@@ -348,14 +374,18 @@ def _log_line(summary: dict[str, Any], done: int, total: int) -> str:
 
 
 def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path,
-                reusable: set[str]) -> None:
+                reusable: set[str], root: Path | None = None) -> None:
     """The dry run's table: per (dataset, method), runs planned, done here, to be taken over with --reuse (same
     run key finished elsewhere) and left to compute."""
+    from tkbench.bench.cost import estimate, finished_rows
+
     table = Table(title=f"plan -> {out}")
-    columns = ("dataset", "method", "runs", "done", "reusable", "to run")
+    columns = ("dataset", "method", "runs", "done", "reusable", "to run", "s / run", "hours left", "estimated from")
     for col in columns:
-        table.add_column(col, justify="left" if col in ("dataset", "method") else "right")
+        table.add_column(col, justify="left" if col in ("dataset", "method", "estimated from") else "right")
     pending_keys = {s.key for s in pending}
+    costs = estimate([s for s in pending if s.key not in reusable], finished_rows(out, root)) if pending else {}
+    hours, unknown = 0.0, 0
     cells: dict[tuple[str, str], list[int]] = {}
     for s in plan:
         c = cells.setdefault((s.label, s.method), [0, 0, 0])
@@ -363,11 +393,39 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
         c[1] += s.key in reusable
         c[2] += s.key in pending_keys and s.key not in reusable
     for (ds, m), (n, reused, left) in cells.items():
-        table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left))
+        est = costs.get((ds, m)) if left else None
+        if est is not None:
+            hours += left * est.seconds / 3600
+        unknown += bool(left and est is None)
+        cost = (f"{est.seconds:.3g}", f"{left * est.seconds / 3600:.2g}", f"{est.n_rows} rows, {est.basis}") \
+            if est is not None else ("", "", "no rows" if left else "")
+        table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left), *cost)
     console.print(keep_whole(table, "dataset", "method"))
     left = sum(c[2] for c in cells.values())
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
+    if left and unknown == sum(1 for c in cells.values() if c[2]):
+        console.print("no estimate of the time left: no finished rows of these runs, or of the same family and size, "
+                      "in this results folder, the ones beside it or results/", markup=False, highlight=False)
+    elif left:
+        console.print(f"estimated {hours:.3g} hours of runs one after another (divide by the workers), from finished "
+                      "rows of the same runs or the same family and size (this results folder, the ones beside it and"
+                      " results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
+                      markup=False, highlight=False)
+
+
+def _print_empty(console: Console, exp: Experiment, listing: bool) -> None:
+    """The (dataset, method) pairs the plan leaves empty because the dataset's task is not the method's
+    (:func:`tkbench.bench.plan.empty_cells`): each with its reason (dry run), or their count (a sweep)."""
+    empty = empty_cells(exp)
+    if not empty:
+        return
+    if not listing:
+        console.print(f"{len(empty)} (dataset, method) pair(s) not planned: the dataset's task is not the method's "
+                      "(--dry-run lists them)", markup=False, highlight=False)
+        return
+    for label, method, why in empty:
+        console.print(f"not planned: {label} / {method} ({why})", markup=False, highlight=False)
 
 
 def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> list[str]:
@@ -380,7 +438,9 @@ def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], ou
     cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
     not_ok: list[str] = []
     for s in plan:
-        cells.setdefault((s.label, s.method), []).append(rows.get(s.key, {"status": "missing"}))
+        absent = {"status": "not reached", "error": outcome.gated[s.key]} if s.key in outcome.gated \
+            else {"status": "missing"}
+        cells.setdefault((s.label, s.method), []).append(rows.get(s.key, absent))
     for (ds, m), rs in cells.items():
         good = [r for r in rs if r.get("status") == "ok"]
         metric = good[0]["metric"] if good else ""
@@ -389,6 +449,10 @@ def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], ou
         bad = Counter(r.get("status") for r in rs if r.get("status") != "ok")
         table.add_row(ds, m, str(len(good)), ", ".join(f"{n} {k}" for k, n in bad.items()) or "0", metric,
                       f"{mean:.4g}", f"{fit:.3g}")
+        left_out = [r["error"] for r in rs if r.get("status") == "not reached"]
+        if left_out:  # the kind's gate (a scaling budget): planned, not started, not a failure
+            console.print(f"{ds}/{m}: {len(left_out)} run(s) {left_out[0]}", markup=False, highlight=False)
+        bad.pop("not reached", None)
         if bad:
             errors = [r.get("error") for r in rs if r.get("status") != "ok" and r.get("error")]
             first = str(errors[0]).strip().splitlines()[0] if errors else "no row (interrupted or never run)"

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from tkbench.data import user_csv
-from tkbench.keys import without_implied
+from tkbench.keys import with_changed_defaults, without_implied
 from tkbench.methods import get_family
 
 RUN_SCHEMA = 1  # bump when the meaning of a run changes, to invalidate every cached row
@@ -60,6 +60,7 @@ class RunSpec:
         for k in ("experiment", "label", "timeout", "blas_threads", "key", "method"):
             d.pop(k)
         d = without_implied(d, "run")  # fields added after rows were stored (tkbench.keys): old keys hold
+        d["params"] = keyed_params(self.family, self.params, self.kind)
         if self.dataset == user_csv.NAME:  # a user's CSV: its sha256 and label rule, not where the file lies
             d["options"] = user_csv.identity(d["options"])
         d["schema"] = RUN_SCHEMA
@@ -84,6 +85,24 @@ class RunSpec:
     @property
     def cell(self) -> str:
         return f"{self.label}/{self.method}"
+
+
+def changed_defaults(family: str) -> dict[str, tuple[Any, Any]]:
+    """The family's changed estimator defaults ``{param: (old, new)}`` (:mod:`tkbench.keys`); none for an unknown
+    family (it never reaches a key: the config check names it)."""
+    try:
+        return dict(get_family(family).changed_defaults or {})
+    except (KeyError, ValueError, ImportError):
+        return {}
+
+
+def keyed_params(family: str, params: dict[str, Any], kind: str) -> dict[str, Any]:
+    """``params`` as run and tuning keys see them: the family's changed estimator defaults applied
+    (:mod:`tkbench.keys`), for kinds whose methods are the family's estimators (not density's kernel classes)."""
+    from tkbench.kinds import get_kind
+
+    changed = changed_defaults(family) if get_kind(kind).learners else {}
+    return with_changed_defaults(params, changed) if changed else dict(params)
 
 
 def run_key(spec: RunSpec) -> str:

@@ -219,9 +219,11 @@ def tuning_key(spec: RunSpec, r: int, seed: int) -> str:
     import hashlib
     import json
 
+    from tkbench.bench.spec import keyed_params
     from tkbench.keys import without_implied
 
     ident = {k: getattr(spec, k) for k in _TUNING_FIELDS} | {"tune_split": r, "tune_seed": seed}
+    ident["params"] = keyed_params(spec.family, spec.params, spec.kind)  # changed estimator defaults (tkbench.keys)
     ident = without_implied(ident | {"cv_score": spec.cv_score}, "tuning")  # added later: tkbench.keys
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -10,6 +10,7 @@ from tkbench.config.schema import (
     Evaluation,
     Experiment,
     Landscape,
+    Leaderboard,
     MethodEntry,
     Protocol,
     Scaling,
@@ -20,5 +21,5 @@ from tkbench.config.schema import (
 from tkbench.errors import ConfigError
 
 __all__ = ["MAX_SPLITS", "Calibrated", "Comparison", "ConfigError", "DatasetEntry", "Evaluation", "Experiment",
-           "Landscape", "MethodEntry", "Protocol", "Scaling", "Threshold", "VaryParam", "check_semantics",
+           "Landscape", "Leaderboard", "MethodEntry", "Protocol", "Scaling", "Threshold", "VaryParam", "check_semantics",
            "load_config", "parse_config", "resolve_reference"]

@@ -154,10 +154,22 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
         if m.solver is not None and m.solver not in fam.solvers:
             problems.append((f"{where}.solver", m.solver, f"a solver of family {m.family!r}: {', '.join(fam.solvers)}"))
             continue
-        needed = sorted(set(tasks.values()))
-        for task in needed:
-            if task not in fam.tasks:
-                problems.append((f"{where}.family", m.family, f"a family that supports {task} (datasets need it)"))
+        # a method runs on the datasets whose task its family supports (bench.plan.empty_cells names the others);
+        # the datasets it names must all be of such a task, and at least one dataset of the config must be
+        config_tasks = sorted(set(tasks.values()))
+        if m.datasets:
+            named = {labels[label]: label for label in m.datasets if label in labels}
+            for i, label in sorted(named.items()):
+                if i in tasks and tasks[i] not in fam.tasks:
+                    problems.append((f"{where}.datasets", label, f"a dataset of a task {m.family!r} supports "
+                                     f"({', '.join(fam.tasks)}): {label} is {tasks[i]}"))
+            needed = sorted({tasks[i] for i in named if i in tasks} & set(fam.tasks)) or config_tasks
+        else:
+            needed = sorted(set(config_tasks) & set(fam.tasks))
+            if config_tasks and not needed:
+                problems.append((f"{where}.family", m.family, f"a family that supports {' or '.join(config_tasks)} "
+                                 "(the config's datasets need it)"))
+                needed = config_tasks
         # a parameter must belong to the family's estimator for at least one task of the config (epsilon is a
         # regressor's: in a mixed config it applies to the regression datasets only, see bench.plan)
         defaults = _defaults(fam, needed, m.solver)
@@ -227,6 +239,12 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             for name in getattr(comp, part):
                 if name not in names:
                     problems.append((f"compare[{c}].{part}", name, f"a method of this config: {', '.join(names)}"))
+    if exp.relative_errors is not None:
+        rel = exp.relative_errors
+        for where, name in [("relative_errors.baseline", rel.baseline),
+                            *(("relative_errors.methods", n) for n in rel.methods)]:
+            if name not in names:
+                problems.append((where, name, f"a method of this config: {', '.join(names)}"))
     labels = [ds.label for ds in exp.datasets]
     for c, cal in enumerate(exp.calibrated):
         for name in cal.methods or []:

@@ -246,6 +246,10 @@ class Scaling(_Strict):
     full_size: bool = Field(False, description="also run every method on each split's whole training part (the "
                             "paper's m); a run the method refuses (e.g. the SDP's memory guard) is recorded as failed")
     vary: VaryParam | None = None
+    budget_seconds: float | None = Field(
+        None, gt=0, description="a series (dataset, method, varied value) stops growing at its first run that took "
+        "longer than this or did not finish ok: its larger sizes are not started, and the report lists them as "
+        "not reached (sizes run in the order given: list them ascending)")
 
     @field_validator("sizes")
     @classmethod
@@ -285,6 +289,38 @@ class Evaluation(_Strict):
                                       "test time over fast's, ours (measured in the same run) beside the paper's")
 
 
+class RelativeErrors(_Strict):
+    """Relative errors against one baseline and the gain / risk curves among a group of methods (paper 002's
+    Figure 2; tkbench.report.relative), ours beside the paper's from the reference file."""
+
+    baseline: str = Field(description="the method every error is divided by (paper 002: the SVM)")
+    methods: list[str] = Field(min_length=2, description="the methods compared (the gain and risk panels compare "
+                               "each with the best of the others)")
+    max_percent: float = Field(50.0, gt=0, le=1000, description="the right end of the gain and risk axes (%)")
+
+
+class LearningCurve(_Strict):
+    """Test accuracy against the training size for the datasets of an accuracy config that hold the same data at
+    several sizes (tkbench.report.learning; paper 000 Figures 5 and 7)."""
+
+    residual: bool = Field(False, description="draw the residual error 1 - accuracy on a log axis (the paper's "
+                           "semilog plot) instead of the accuracy")
+
+
+class Leaderboard(_Strict):
+    """The cross-method leaderboard of an accuracy experiment (tkbench.report.leaderboard): per task, average ranks
+    with Friedman / Nemenyi, ranking stability under a bootstrap over datasets and leave-one-dataset-out, the
+    Bayesian signed-rank test for the leading pairs, the win / tie / loss matrix and accuracy against time."""
+
+    rope_accuracy: float = Field(1.0, ge=0, description="region of practical equivalence for accuracy, in "
+                                 "percentage points")
+    rope_mse: float = Field(0.01, ge=0, description="region of practical equivalence for MSE: a relative "
+                            "difference (the test compares -log MSE)")
+    bootstrap: int = Field(2000, ge=100, le=100_000, description="bootstrap resamples of the datasets")
+    pairs: int = Field(3, ge=2, le=10, description="the Bayesian signed-rank test for every pair among the top "
+                       "this many methods by average rank")
+
+
 class Landscape(_Strict):
     """The grid of a ``landscape`` experiment: a family's learning objective over two kernel weights."""
 
@@ -320,6 +356,13 @@ class Experiment(_Strict):
                                       "tables (wins / ties / losses over the shared splits, Wilcoxon signed-rank)")
     evaluation: Evaluation | None = Field(None, description="accuracy experiments: add the evaluation-time table "
                                           "(test-set prediction time and model size per method)")
+    leaderboard: Leaderboard | None = Field(None, description="accuracy experiments: add the per-task leaderboard "
+                                            "(ranks, their stability, Bayesian signed-rank tests, win / tie / loss "
+                                            "matrix, accuracy against time)")
+    learning_curve: LearningCurve | None = Field(None, description="accuracy experiments: accuracy against the "
+                                                 "training size for datasets held at several sizes")
+    relative_errors: RelativeErrors | None = Field(None, description="accuracy experiments: relative errors against "
+                                                   "a baseline and the gain / risk curves (paper 002 Figure 2)")
     notes: list[str] = Field(default_factory=list, description="deviations from the paper, printed under tables")
     calibrated: list[Calibrated] = Field(default_factory=list, description="choices calibrated on the paper's own "
                                          "numbers: each marks the table cells it applies to, its note under the table")

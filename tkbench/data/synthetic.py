@@ -1,5 +1,8 @@
 """Seeded synthetic problems.
 
+- ``sine1d``: one feature uniform on [0, 10], the label the sign of sin(2 pi x / 5) (plus Gaussian noise of
+  standard deviation ``noise`` before the sign): a one-dimensional labelling problem (paper 000 Figure 1(a) does not
+  give its generator).
 - ``spiral``: Lang's two interleaved spirals (Lang 1988; the 2-D example of paper 000, Figs 2, 3, 5, 6).
 - ``circle``: points uniform in a square, +1 inside the unit circle (paper 000, Figs 3 and 6). The square's
   half-width sqrt(pi/2) makes the classes balanced.
@@ -89,6 +92,12 @@ def _waveform(n_samples: int, rng: np.random.Generator):
     return X, y.astype(np.int64)
 
 
+def _sine1d(n_samples: int, rng: np.random.Generator, noise: float):
+    x = rng.uniform(0.0, 10.0, n_samples)
+    g = np.sin(2.0 * np.pi * x / 5.0) + noise * rng.standard_normal(n_samples)
+    return x[:, None], np.where(g > 0, 1, -1).astype(np.int64)
+
+
 GENERATORS: dict[str, Generator] = {
     "spiral": Generator(_spiral, "classification", {"n_samples": 500, "noise": 0.0, "turns": 1.5, "seed": 0},
                         "two interleaved spirals (Lang 1988), 2 features"),
@@ -98,6 +107,8 @@ GENERATORS: dict[str, Generator] = {
                          "Breiman's twonorm, 20 features"),
     "ringnorm": Generator(_ringnorm, "classification", {"n_samples": 7400, "n_features": 20, "seed": 0},
                           "Breiman's ringnorm, 20 features"),
+    "sine1d": Generator(_sine1d, "classification", {"n_samples": 60, "noise": 0.0, "seed": 0},
+                        "one feature uniform on [0, 10], label the sign of sin(2 pi x / 5) + noise N(0, noise^2)"),
     "waveform": Generator(_waveform, "classification", {"n_samples": 5000, "seed": 0},
                           "Breiman's waveform, 21 features, 3 classes"),
 }

@@ -19,7 +19,23 @@ class Accuracy(Kind):
     def summary_extras(self, res, summary, out: Path, reference) -> tuple[list, list[Path]]:
         from tkbench.report.significance import significance_tables
 
-        return significance_tables(res, summary, out)
+        tables, images = significance_tables(res, summary, out)
+        if res.experiment.leaderboard is not None:
+            from tkbench.report.leaderboard import leaderboard_tables
+
+            more, figures = leaderboard_tables(res, summary, out, res.experiment.leaderboard)
+            tables, images = tables + more, images + figures
+        if res.experiment.learning_curve is not None:
+            from tkbench.report.learning import learning_curve_tables
+
+            more, figures = learning_curve_tables(res, summary, out, res.experiment.learning_curve)
+            tables, images = tables + more, images + figures
+        if res.experiment.relative_errors is not None:
+            from tkbench.report.relative import relative_error_tables
+
+            more, figures = relative_error_tables(res, summary, out, reference, res.experiment.relative_errors)
+            tables, images = tables + more, images + figures
+        return tables, images
 
     def final_tables(self, res) -> list:
         from tkbench.report import checks

@@ -71,6 +71,13 @@ class Kind:
         if exp.evaluation is not None and not self.evaluation:
             problems.append(("evaluation", exp.evaluation.model_dump(), "an evaluation table in an accuracy or "
                              "convergence experiment only"))
+        for section, what in (("leaderboard", "a leaderboard in an accuracy experiment only (it ranks test metrics "
+                                               "over shared splits)"),
+                              ("learning_curve", "learning curves in an accuracy experiment only"),
+                              ("relative_errors", "relative errors in an accuracy experiment only")):
+            given = getattr(exp, section)
+            if given is not None and not self.paired:  # sections that read test metrics over shared splits
+                problems.append((section, given.model_dump(), what))
         if exp.compare and not self.paired:
             problems.append(("compare", [c.model_dump() for c in exp.compare], "paired comparisons in an accuracy "
                              "experiment only"))
@@ -110,6 +117,12 @@ class Kind:
         return [keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap, tuning=tuning,
                               cv_size=cv_cap if base["grid"] else None))
                 for i in range(cell_splits(n_splits, ds, m))]
+
+    def gate(self, exp, plan: list[RunSpec]):
+        """A rule that lets a sweep leave out runs depending on how earlier runs went: an object with
+        ``note(key, status, seconds)`` (a finished run) and ``__call__(spec) -> str | None`` (the reason a run is not
+        started, None to run it); None when every planned run runs."""
+        return None
 
     # --- one run -----------------------------------------------------------------------------------------------
     def execute(self, spec: RunSpec, row: dict[str, Any], threads: int, root: str | None) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from tkbench.bench.spec import RunSpec, keyed
 from tkbench.data import split_seed
 from tkbench.kinds.base import Kind
+from tkbench.kinds.budget import SizeBudget
 
 
 class Scaling(Kind):
@@ -52,6 +53,10 @@ class Scaling(Kind):
                                              test_size=sc.test_size, vary=vary)))
         return out
 
+    def gate(self, exp, plan: list[RunSpec]):
+        budget = exp.scaling.budget_seconds if exp.scaling is not None else None
+        return None if budget is None else SizeBudget(budget, plan)
+
     def protocol_note(self, exp) -> str | None:
         return ""  # the sizes, repeats and thread counts are in the tables and the machine note
 
@@ -77,7 +82,7 @@ class Scaling(Kind):
     def tables(self, res, out: Path, reference) -> tuple[list, list[Path], Any]:
         from tkbench.report import plots
         from tkbench.report.parts import dataset_order
-        from tkbench.report.scaling import scaling_failures, slope_table, time_table
+        from tkbench.report.scaling import not_reached, scaling_failures, slope_table, time_table
 
         tables, images = [], []
         if res.rows.empty:
@@ -94,5 +99,6 @@ class Scaling(Kind):
         if times is not None:
             tables.append(times)
         if tables:
-            tables[-1].notes = scaling_failures(res) + tables[-1].notes
+            tables[-1].notes = scaling_failures(res) + not_reached(res) + tables[-1].notes
         return tables, images, None
+

@@ -20,4 +20,4 @@ class Surface(Kind):
     def figures(self, res, out: Path) -> list[Path]:
         from tkbench.report import plots
 
-        return plots.surface_plots(res.rows, out)
+        return plots.surface_plots(res.rows, out, order=[m.name for m in res.experiment.methods])

@@ -40,6 +40,11 @@ class Family:
     kernel's domain), shown beside ``scaler`` (the runner's, before the estimator) by ``tkbench methods``.
     ``report_notes``: what the report's tables need to say about this family's rows, by table (``evaluation``,
     ``time_breakdown``, ``selection``): the report prints the notes of the families present under those tables.
+    ``changed_defaults``: estimator defaults changed after rows were stored, ``{param: (old, new)}``: run and tuning
+    keys name the new default when a method leaves the parameter unset, and keep their old form when it sets the old
+    value (:func:`tkbench.keys.with_changed_defaults`).
+    ``requires``: (module, distribution) pairs of an optional extra (the peers'); a sweep whose runs use the family
+    stops before any run when one is missing, naming ``install_hint``.
     ``least_squares``: binary classifiers of the family fit their decision values to the labels coded -1 / +1 (kernel
     ridge, least-squares SVM), so the RMSE of those values against the labels measures what they minimise; the
     report's RMSE table shows only such families (for an SVM's margin or a forest's votes it means nothing).
@@ -67,6 +72,23 @@ class Family:
     scales_inside: str = ""  # how the estimator itself scales its inputs, if it does (shown by `tkbench methods`)
     stop_rule: str = ""  # its solver's stop rule in words: the report's notes name it for rows that do not
     report_notes: Mapping[str, str] = field(default_factory=dict)  # table -> a note (see the class docstring)
+    changed_defaults: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)  # param -> (old, new) default
+    requires: tuple[tuple[str, str], ...] = ()  # (module, distribution) an optional extra must provide
+    install_hint: str = ""  # how to install ``requires``
+
+    def missing(self) -> list[str]:
+        """The distributions of ``requires`` that do not import here (empty: the family can run)."""
+        import importlib.util
+
+        out = []
+        for module, distribution in self.requires:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found and distribution not in out:
+                out.append(distribution)
+        return out
 
     @property
     def default_solver(self) -> str:

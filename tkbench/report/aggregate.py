@@ -71,9 +71,12 @@ def summarize(res: Results) -> pd.DataFrame:
     exp = res.experiment
     out: list[dict[str, Any]] = []
     extras = [c for c in EXTRA_METRICS if c in res.rows and res.rows[c].notna().any()]
+    from tkbench.bench.plan import empty_cells
+
+    empty = {(label, method) for label, method, _ in empty_cells(exp)}  # not the method's task: no line
     for ds in exp.datasets:
         for m in exp.methods:
-            if not m.runs_on(ds.label):
+            if not m.runs_on(ds.label) or (ds.label, m.name) in empty:
                 continue
             planned = res.planned[(res.planned["dataset"] == ds.label) & (res.planned["method"] == m.name)]
             if res.rows.empty:

@@ -96,6 +96,20 @@ def solver_grid_notes(res, threshold: float = 0.5) -> list[str]:
     return notes
 
 
+def empty_notes(res) -> list[str]:
+    """The (dataset, method) pairs not run because the dataset's task is not the method's (a classification-only
+    method beside regression datasets), grouped per method, so that no cell is missing silently."""
+    from tkbench.bench.plan import empty_cells
+
+    per_method: dict[str, list[str]] = {}
+    why: dict[str, str] = {}
+    for label, method, reason in empty_cells(res.experiment):
+        per_method.setdefault(method, []).append(label)
+        why[method] = reason.split(": ", 1)[1]
+    return [f"{method} not run on {', '.join(labels)}: {why[method]} (not these datasets' task)."
+            for method, labels in per_method.items()]
+
+
 def convergence_notes(res) -> list[str]:
     """Cells in which some final fits stopped before meeting their solver's stop rule (the solver report's
     ``converged`` false; :mod:`tkbench.methods._shared.report`), with the rule in the solver's own words where the rows

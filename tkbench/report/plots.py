@@ -137,6 +137,7 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
         _size_ticks(ax, by_ds["size"])
         written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_m", "training set size m", "fit time (s)",
                            f"{dataset}: time against m")
+        written += _memory_plot(dataset, by_ds, out_dir)
         params = list(dict.fromkeys(by_ds["vary_param"].dropna()))
         for vparam in params:  # one plot per second axis (methods may vary different parameters)
             by_vp = by_ds[by_ds["vary_param"] == vparam]
@@ -154,6 +155,22 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
             written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_{suffix}", f"{label} (varied through {vparam})",
                                "fit time (s)", f"{dataset}: time against {label}")
     return written, pd.DataFrame(slopes)
+
+
+def _memory_plot(dataset: str, by_ds: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Peak resident memory of the run process against m, one curve per (method, varied value): what each method
+    needs at a size (the data and the interpreter included, so the curves start at the same floor; no slope)."""
+    if "peak_rss_mb" not in by_ds or by_ds["peak_rss_mb"].isna().all():
+        return []
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for (method, value), cur in sorted(by_ds.groupby(["method", "vary_key"], sort=False),
+                                       key=lambda kv: (kv[0][0], _num(kv[0][1]))):
+        peak = cur.groupby("size")["peak_rss_mb"].max().sort_index()
+        label = method if value == "None" else f"{method} ({cur['vary_param'].iloc[0]}={value})"
+        ax.loglog(peak.index, peak.values, "o-", label=label)
+    _size_ticks(ax, by_ds["size"])
+    return save_figure(fig, ax, out_dir / f"scaling_{dataset}_memory", "training set size m",
+                       "peak resident memory (MB)", f"{dataset}: peak memory against m")
 
 
 def plain(value) -> str:
@@ -268,7 +285,35 @@ def evolution_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
     return written
 
 
-def surface_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
+def _curves_1d(dataset: str, first: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """One-feature decision functions: f(z) of every method (split 0) on one axis, the training points on the zero
+    line by class."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    families = list(dict.fromkeys(first["family"])) if "family" in first else [None]
+    styles = ["-", ":", "--", "-."]
+    seen: dict = {}
+    for _, row in first.iterrows():  # a line style per family, a colour per method within it, in config order
+        fam = row.get("family")
+        k = seen[fam] = seen.get(fam, -1) + 1
+        style = styles[families.index(fam) % len(styles)] if fam in families else "-"
+        surf = row["surface"]
+        z = np.asarray(surf["z"], float)
+        z = z[:, 0] if z.ndim == 2 else z
+        acc = row.get("accuracy")
+        ax.plot(surf["x"], z, style, lw=1.5, color=plt.cm.tab10.colors[k % 10],
+                label=row["method"] + (f" (test {acc:.1f} %, split 0)" if acc == acc else ""))
+    surf = first["surface"].iloc[0]
+    pts, lab = np.asarray(surf["train_x"], float)[:, 0], np.asarray(surf["train_y"])
+    for value, marker in zip(np.unique(lab), ("o", "s", "^"), strict=False):
+        sel = lab == value
+        ax.scatter(pts[sel], np.zeros(sel.sum()), marker=marker, s=22, edgecolor="k", linewidth=0.5, zorder=3,
+                   label=f"training points, class {value}")
+    ax.axhline(0.0, color="grey", lw=0.8)
+    return save_figure(fig, ax, out_dir / f"surface_{dataset}", "z", "f(z)",
+                       f"{dataset}: decision functions f(z) (m={len(pts)})")
+
+
+def surface_plots(rows: pd.DataFrame, out_dir: Path, order: list[str] | None = None) -> list[Path]:
     """Decision surfaces (paper 000 Figure 6): one figure per dataset, a panel per method (split 0), filled
     contours of the decision function, its zero level in black, the training points by class."""
     if "surface" not in rows:
@@ -277,6 +322,12 @@ def surface_plots(rows: pd.DataFrame, out_dir: Path) -> list[Path]:
     written: list[Path] = []
     for dataset, by_ds in ok.groupby("dataset", sort=False):
         first = by_ds.sort_values("split").groupby("method", sort=False).head(1)
+        if order:  # the config's method order
+            first = first.sort_values("method", key=lambda s: s.map({m: i for i, m in enumerate(order)}),
+                                      kind="stable")
+        if "y" not in first["surface"].iloc[0]:  # one feature: every method's f(z) on one axis (paper 000 Fig. 1(a))
+            written += _curves_1d(dataset, first, out_dir)
+            continue
         fig, axes = plt.subplots(1, len(first), figsize=(4.2 * len(first), 4), squeeze=False)
         for ax, (_, row) in zip(axes[0], first.iterrows(), strict=True):
             surf = row["surface"]

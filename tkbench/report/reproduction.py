@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tkbench.errors import TkbenchError
 from tkbench.report.build import build_report
 
 
@@ -23,6 +24,8 @@ class Entry:
     reuse: tuple[str, ...] = ()  # results folders with the same runs (`--reuse`)
     jobs: int = 2  # workers; timing sweeps run one fit at a time so that their times are not contended
     paper: str = ""  # the key under ``papers`` of docs/reproduction.yaml this entry reproduces or checks
+    paper_splits: int | None = None  # the paper's draws when the config's protocol.splits is not (docs/COST.md)
+    illustrations: tuple[str, ...] = ()  # "module:function" drawing a figure from code, not rows (after the report)
 
     @property
     def checked(self) -> bool:
@@ -51,15 +54,96 @@ def load_index(root: Path | None = None) -> tuple[dict[str, str], tuple[Entry, .
     try:
         papers = {str(k): str(v) for k, v in doc["papers"].items()}
         entries = tuple(Entry(config=str(e["config"]), title=str(e["title"]), paper=str(e["paper"]),
-                              reuse=tuple(e.get("reuse") or ()), jobs=int(e.get("jobs", 2))) for e in doc["entries"])
+                              reuse=tuple(e.get("reuse") or ()), jobs=int(e.get("jobs", 2)),
+                              paper_splits=None if e.get("paper_splits") is None else int(e["paper_splits"]),
+                              illustrations=tuple(str(f) for f in e.get("illustrations") or ()))
+                        for e in doc["entries"])
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise InputError(f"{path}: expected papers: {{key: citation}} and entries: [{{config, paper, title, "
-                         f"reuse?, jobs?}}] ({type(exc).__name__}: {exc})") from None
+                         f"reuse?, jobs?, paper_splits?, illustrations?}}] ({type(exc).__name__}: {exc})") from None
     unknown = sorted({e.paper for e in entries} - set(papers))
     if unknown:
         raise InputError(f"{path}: entries name papers {unknown} that are not under papers: {sorted(papers)}")
     return papers, entries
 
+
+
+def load_benchmark(root: Path | None = None) -> tuple[Path | None, tuple[Entry, ...]]:
+    """The ``benchmark:`` section of the index: the hand-written reading (a Markdown file, embedded at the top of
+    docs/BENCHMARK.md) and the benchmark's configs (issue 51). Empty when the index has none."""
+    from tkbench.errors import InputError
+    from tkbench.textfile import load_yaml
+
+    path = root / "docs" / "reproduction.yaml" if root is not None else INDEX
+    path = path if path.is_file() else INDEX
+    doc = (load_yaml(path, "reproduction index") or {}).get("benchmark")
+    if doc is None:
+        return None, ()
+    try:
+        reading = Path(doc["reading"]) if doc.get("reading") else None
+        entries = tuple(Entry(config=str(e["config"]), title=str(e["title"]), jobs=int(e.get("jobs", 2)))
+                        for e in doc["entries"])
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise InputError(f"{path}: expected benchmark: {{reading: FILE, entries: [{{config, title, jobs?}}]}} "
+                         f"({type(exc).__name__}: {exc})") from None
+    return reading, entries
+
+
+def _section(root: Path, out: Path, entry: Entry, folder: str) -> tuple[list[str], list[Path]]:
+    """One entry's Markdown section (its report rebuilt from the committed rows into ``out/folder/<config>``)."""
+    md = [f"## {entry.title}", "", f"Config: `configs/{entry.config}.yaml`.", ""]
+    rows = root / "results" / entry.config / "rows"
+    if not (root / "configs" / f"{entry.config}.yaml").exists():
+        return md + ["Not written yet.", ""], []
+    if not rows.is_dir() or not any(rows.glob("*.json")):
+        return md + [f"Not run yet: `{entry.command}`.", ""], []
+    done, planned = _progress(root, entry.config)
+    if done < planned:
+        md += [f"**Partial: {done} of {planned} runs finished so far**; resume with `{entry.command}`.", ""]
+    target = out / folder / entry.config
+    files = build_report(root / "results" / entry.config, formats=["md"], out_dir=target,
+                         config=root / "configs" / f"{entry.config}.yaml")
+    md += [_body((target / "report.md").read_text(encoding="utf-8"), f"{folder}/{entry.config}"), ""]
+    return md, files
+
+
+def build_benchmark(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
+    """docs/BENCHMARK.md: the reading (hand-written, from ``benchmark.reading``) and every benchmark config's
+    report from the committed rows; nothing is re-run. Returns the files written (none without a benchmark)."""
+    root, out = Path(root), Path(out)
+    reading, entries = load_benchmark(root)
+    if not entries:
+        return []
+    md = ["# The kernel-learning benchmark", "",
+          "Regenerated from the committed result rows by `tkbench report --all`; nothing is re-run. Every family "
+          "of tkbench beside the baselines a user would reach for and the peers they would pick instead, on one "
+          "protocol (the configs' notes name every choice and reduction).", ""]
+    if reading is not None and (root / reading).is_file():
+        md += [(root / reading).read_text(encoding="utf-8").strip(), ""]
+    written: list[Path] = []
+    for entry in entries:
+        section, files = _section(root, out, entry, "benchmark")
+        md += section
+        written += files
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "BENCHMARK.md"
+    path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
+    return [path, *written]
+
+
+def _illustrate(spec: str, target: Path) -> tuple[list[Path], str]:
+    """Call ``module:function(target) -> (files, markdown)`` named by an entry's ``illustrations``."""
+    import importlib
+
+    from tkbench.errors import InputError
+
+    module, _, name = spec.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise InputError(f"docs/reproduction.yaml: illustrations: {spec!r}: expected 'module:function' of a "
+                         f"function drawing a figure ({type(exc).__name__}: {exc})") from None
+    return fn(target)
 
 
 def _body(markdown: str, prefix: str) -> str:
@@ -78,10 +162,17 @@ def _progress(root: Path, name: str) -> tuple[int, int]:
     from tkbench.bench.plan import make_plan
     from tkbench.bench.store import ResultStore
     from tkbench.config import load_config
+    from tkbench.kinds import get_kind
 
-    plan = make_plan(load_config(root / "configs" / f"{name}.yaml"))
-    statuses = ResultStore(root / "results" / name).statuses()
-    return sum(statuses.get(s.key) in ("ok", "failed", "timeout") for s in plan), len(plan)
+    exp = load_config(root / "configs" / f"{name}.yaml")
+    plan = make_plan(exp)
+    store = ResultStore(root / "results" / name)
+    statuses = store.statuses()
+    gate = get_kind(exp.kind).gate(exp, plan)  # runs a scaling budget left out count as finished: never started
+    if gate is not None:
+        gate.note_rows(store.rows())
+    return sum(statuses.get(s.key) in ("ok", "failed", "timeout")
+               or (gate is not None and s.key not in statuses and gate(s) is not None) for s in plan), len(plan)
 
 
 VERDICTS = ("within 1 std", "better", "worse")
@@ -133,11 +224,15 @@ def at_a_glance(root: str | Path = ".") -> list[tuple[str, str, str, str]]:
         entries = [e for e in index if e.paper == key and (root / "configs" / f"{e.config}.yaml").exists()]
         done = planned = 0
         compared = []
-        for entry in entries:
+        for entry in entries:  # a config not run yet counts too: its runs are planned, none finished
             rows = root / "results" / entry.config / "rows"
-            if rows.is_dir() and any(rows.glob("*.json")):
+            try:
                 d, n = _progress(root, entry.config)
-                done, planned = done + d, planned + n
+            except TkbenchError:
+                if rows.is_dir() and any(rows.glob("*.json")):
+                    raise
+                continue  # a config not written out yet (its section says so): nothing planned to count
+            done, planned = done + d, planned + n
             counts = None if entry.checked else verdict_counts(root, entry)
             if counts is not None and sum(counts.values()):
                 cells = sum(counts.values())
@@ -210,6 +305,10 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
         written += files
         prefix = f"reproduction/{entry.config}"
         md += [_body((target / "report.md").read_text(encoding="utf-8"), prefix), ""]
+        for spec in entry.illustrations:  # figures drawn from the code itself (a kernel's shape), after the report
+            files, text = _illustrate(spec, target)
+            written += files
+            md += [re.sub(r"\]\((?!https?:)([^)]+)\)", lambda mt, prefix=prefix: f"]({prefix}/{mt.group(1)})", text), ""]
         # the HTML page links each config's own report instead of embedding it (each was committed twice)
         page = (target / "report.html").read_text(encoding="utf-8")
         tables = re.findall(r'<h3 id="([^"]+)">(.*?)</h3>', page)
@@ -221,6 +320,12 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
     glance = at_a_glance(root)
     md[1:1] = ["", "## At a glance", "", glance_markdown(glance), ""]
     md_path.write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
+    from tkbench.report.cost import cost_markdown
+
+    cost_path = out / "COST.md"
+    cost_path.write_text(cost_markdown(root, load_index(root)[1]), encoding="utf-8")
+    written.append(cost_path)
+    written += build_benchmark(root, out)
     if write_readme_glance(root / "README.md", glance):
         written.append(root / "README.md")
     from tkbench.report.tables import HTML_STYLE

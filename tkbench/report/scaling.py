@@ -88,6 +88,37 @@ def time_table(res: Results) -> TableModel | None:
     return TableModel("Fit time per size, and speed-up measured in the same run", cols, out)
 
 
+def not_reached(res: Results) -> list[str]:
+    """With ``scaling.budget_seconds``: one note per series (dataset, method, varied value) whose larger sizes
+    were left out, with the reason (the run that went over the budget or did not finish). Recomputed from the plan
+    and the rows, the way the sweep's gate decided."""
+    from tkbench.bench.plan import make_plan
+    from tkbench.kinds.budget import SizeBudget
+
+    sc = res.experiment.scaling
+    if sc is None or sc.budget_seconds is None:
+        return []
+    plan = make_plan(res.experiment)
+    gate = SizeBudget(sc.budget_seconds, plan)
+    rows = res.rows.to_dict("records")
+    gate.note_rows(rows)
+    done = {r["key"] for r in rows}
+    left: dict[tuple, tuple[list, str]] = {}
+    for spec in plan:
+        reason = None if spec.key in done else gate(spec)
+        if reason is not None:
+            value = None if spec.vary is None else spec.vary.get("value")
+            sizes, _ = left.setdefault((spec.method, spec.label, value), ([], reason))
+            sizes.append("full" if spec.size is None else plots.plain(spec.size))
+    notes = []
+    for (m, ds, value), (sizes, reason) in left.items():
+        at = f" ({sc.vary.param if sc.vary else 'value'} = {value})" if value is not None else ""
+        why = reason.removeprefix("not reached: ")
+        notes.append(f"{m} on {ds}{at}: m = {', '.join(dict.fromkeys(sizes))} not run ({why}; the budget per run is "
+                     f"{sc.budget_seconds:g} s)")
+    return notes
+
+
 def scaling_failures(res: Results) -> list[str]:
     """One note per (method, dataset, status, error type) of the runs that did not finish ok, with the sizes where
     it happened and the message at the smallest of them (e.g. the SDP refused for lack of memory above some m)."""

@@ -58,13 +58,7 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
                              Cell("-"), Cell("undefined: no shared split")])
                 continue
             test = paired_test(ours[common].to_numpy(), ref[common].to_numpy(), int(n_train), int(n_test))
-            higher_better = 1 if higher else -1
-            if test.undefined:
-                verdict = test.undefined
-            elif not test.p_corrected_t < LEVEL:
-                verdict = "tie"
-            else:
-                verdict = "better" if test.t * higher_better > 0 else "worse"
+            verdict = test.verdict(higher, LEVEL)
             rows.append([Cell(ds), Cell(method), Cell(best), Cell(str(test.n)), Cell(f"{test.mean_diff:+.4g}"),
                          Cell(_p(test.p_corrected_t)), Cell(_p(test.p_wilcoxon)), Cell(verdict)])
     if rows:

@@ -43,6 +43,16 @@ class PairedTest:
     rank_sum_neg: float = math.nan
     undefined: str = ""
 
+    def verdict(self, higher_is_better: bool, level: float = 0.05) -> str:
+        """The corrected t-test's verdict for "ours": the reason when undefined, 'tie' when its p >= ``level``,
+        else 'better' or 'worse' by the sign of t (the significance table and the leaderboard's win / tie / loss
+        matrix read it here, so that they cannot disagree)."""
+        if self.undefined:
+            return self.undefined
+        if not self.p_corrected_t < level:
+            return "tie"
+        return "better" if (self.t > 0) == bool(higher_is_better) else "worse"
+
     @property
     def wilcoxon_direction(self) -> int:
         """+1 when the positive differences carry more rank (ours larger), -1 when the negative ones do, 0 on a tie."""

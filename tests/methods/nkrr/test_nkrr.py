@@ -337,3 +337,64 @@ def test_memory_is_o_m2_not_o_p_m2(base):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 8 * m * m * 8, f"peak {peak / 2**20:.1f} MB"  # at most 8 m x m matrices (p m^2: 150 of them)
+
+
+@pytest.mark.parametrize("solve,base,constant", [("pcg", "linear_feature", True), ("pcg", "gaussian_feature", False),
+                                                 ("pcg", "library", False), ("feature_map", "linear_feature", True),
+                                                 ("feature_map", "linear_feature", False)])
+@pytest.mark.parametrize("degree", [1, 2, 3])
+def test_every_ridge_solve_gives_the_dense_solution_along_a_path(solve, base, constant, degree):
+    """Issue 50's faster solves against numpy's dense solve, at each point of a path of mu (PCG is preconditioned
+    by an earlier point's factor), with gradients equal to the Cholesky objective's and a certified F."""
+    X, y = _problem(m=60)
+    kernels = _kernels(base, constant, X)
+    obj = NKRRObjective(kernels, y, 0.3, degree, solve=solve)
+    ref = NKRRObjective(kernels, y, 0.3, degree, solve="cholesky")
+    assert obj.solve == solve
+    rng = np.random.default_rng(3)
+    mu = rng.uniform(0.2, 1.0, kernels.p)
+    for _ in range(5):
+        mu = np.abs(mu + 0.05 * rng.standard_normal(kernels.p))
+        value, alpha = obj.value(mu)
+        direct = np.linalg.solve(_dense(kernels, mu, degree) + 0.3 * np.eye(len(y)), y)
+        np.testing.assert_allclose(alpha, direct, rtol=1e-7, atol=1e-9)
+        assert value == pytest.approx(float(y @ direct), rel=1e-11)
+        np.testing.assert_allclose(obj.gradient(mu, alpha), ref.gradient(mu, ref.value(mu)[1]), rtol=1e-8,
+                                   atol=1e-10)
+    assert obj.certified_error <= 1e-13 * abs(value)
+    if solve == "pcg":  # one factorisation, the later points by CG
+        assert obj.n_factorisations == 1 and obj.n_cg > 0
+
+
+def test_pcg_falls_back_to_a_factorisation_when_cg_is_capped():
+    X, y = _problem(m=60)
+    kernels = _kernels("gaussian_feature", False, X)
+    obj = NKRRObjective(kernels, y, 0.3, 2, solve="pcg", max_cg=0)
+    for t in (0.5, 0.9):
+        value, alpha = obj.value(np.full(kernels.p, t))
+        direct = np.linalg.solve(_dense(kernels, np.full(kernels.p, t), 2) + 0.3 * np.eye(len(y)), y)
+        assert value == pytest.approx(float(y @ direct), rel=1e-11)
+    assert obj.n_factorisations == 2 and obj.n_cg == 0
+
+
+def test_auto_takes_the_feature_map_only_when_it_is_small():
+    X, y = _problem(m=60, n=4)
+    assert NKRRObjective(_kernels("linear_feature", True, X), y, 0.3, 2).solve == "feature_map"  # D = 15 <= 30
+    assert NKRRObjective(_kernels("linear_feature", True, X), y, 0.3, 4).solve == "pcg"  # D = 70 > 30
+    assert NKRRObjective(_kernels("gaussian_feature", False, X), y, 0.3, 2).solve == "pcg"
+    with pytest.raises(ValueError, match="rank-1"):
+        NKRRObjective(_kernels("library", False, X), y, 0.3, 2, solve="feature_map")
+
+
+@pytest.mark.parametrize("ridge_solve", ["pcg", "feature_map"])
+def test_fits_with_each_ridge_solve_equal_the_cholesky_fit(ridge_solve):
+    """The whole projected-gradient fit: the same weights, objective and predictions as one factorisation per step."""
+    X, y = _problem(m=200, n=5, seed=4)
+    fits = {s: NKRRRegressor(degree=2, lam=0.1, Lambda=2.0, tol=1e-4, ridge_solve=s).fit(X, y)
+            for s in ("cholesky", ridge_solve)}
+    a, b = fits["cholesky"], fits[ridge_solve]
+    assert a.n_iter_ == b.n_iter_ >= 2
+    np.testing.assert_allclose(b.mu_, a.mu_, rtol=1e-7, atol=1e-9)
+    assert b.objective_[0] == pytest.approx(a.objective_[0], rel=1e-10)
+    np.testing.assert_allclose(b.predict(X[:20]), a.predict(X[:20]), rtol=1e-7, atol=1e-9)
+    assert b.diagnostics()["n_factorisations"] < a.diagnostics()["n_factorisations"] or ridge_solve == "feature_map"

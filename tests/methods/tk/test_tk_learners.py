@@ -234,8 +234,17 @@ def test_float32_storage_gives_the_float64_fit():
                                atol=1e-2 * np.std(y))
 
 
-@pytest.mark.parametrize("bad", [{"kernel_dtype": "float16"}, {"kernel_dtype": "float32"},
+@pytest.mark.parametrize("bad", [{"kernel_dtype": "float16"}, {"kernel_dtype": "float32", "dual_solver": "libsvm"},
                                  {"kernel_dtype": "float32", "dual_solver": "smo", "solver": "sdp"}])
 def test_float32_storage_needs_the_smo_solver(bad):
     with pytest.raises(ValueError, match="kernel_dtype"):
         TKClassifier(**bad).fit(np.random.default_rng(0).uniform(size=(20, 2)), np.arange(20) % 2)
+
+
+def test_auto_dual_solver_is_smo_above_1000_rows_or_with_float32_storage():
+    """dual_solver='auto' (the default since issue 50) resolves on the training size alone."""
+    est = TKClassifier()
+    assert est.dual_solver == "auto"
+    assert est._dual_solver(1000) == "libsvm" and est._dual_solver(1001) == "smo"
+    assert TKClassifier(kernel_dtype="float32")._dual_solver(50) == "smo"
+    assert TKClassifier(dual_solver="libsvm")._dual_solver(5000) == "libsvm"

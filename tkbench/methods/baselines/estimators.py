@@ -1,4 +1,5 @@
-"""Baselines of papers 000 and 003: random forest, neural net, RBF SVM (classification and regression).
+"""Baselines of papers 000 and 003: random forest, neural net, RBF SVM (classification and regression), and the
+Gaussian process with one length scale per feature (``gp_ard``, :mod:`tkbench.methods.baselines.gp`; issue 51).
 
 - ``random_forest``: scikit-learn forests, 50..650 trees in steps of 50 chosen by CV (paper 003, section 7, [RF]).
   The number of trees is scored along a path: one forest of the largest size per fold, whose first k trees are
@@ -138,4 +139,24 @@ register(Family(
     target_scaler="standard",
     diagnostics=_svm_diagnostics,
     reference="Chang & Lin, LIBSVM (2011)",
+))
+
+
+def _build_gp_ard(task: str, solver: str, params: dict[str, Any], seed: int):
+    from tkbench.methods.baselines.gp import ARDGaussianProcessClassifier, ARDGaussianProcessRegressor
+
+    cls = ARDGaussianProcessClassifier if task == "classification" else ARDGaussianProcessRegressor
+    return cls(**{"random_state": seed, **params})
+
+
+register(Family(
+    name="gp_ard",
+    description="Gaussian process with an anisotropic (ARD) RBF kernel, one length scale per feature by maximum "
+                "marginal likelihood (scikit-learn); no CV grid",
+    build=_build_gp_ard,
+    solvers=("lbfgs",),
+    default_grid={},
+    scaler="standard",
+    diagnostics=lambda model: model.diagnostics(),
+    reference="Rasmussen & Williams 2006, section 5.4.1 (scikit-learn's GaussianProcessRegressor / Classifier)",
 ))

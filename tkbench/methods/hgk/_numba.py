@@ -180,7 +180,7 @@ def tree_predict(X, Zt, kind, start, stop, items, woff, wsq, alpha):
 
 
 @njit(parallel=True, cache=True, fastmath=True)
-def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, hinge):
+def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
     """g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta, W = r A^T, by Lemma 4.1: B_root = W; a node n with kernel K_n
     passes B_c = 2 w_i^2 B_n K_n to child i and gets dk/dw_i = -4 w_i (1 - K_c) K_n per unit of B_n; a leaf
     gets dk/dv_j = -2 v_j (x_j - z_j)^2 K_leaf per unit of B_leaf.
@@ -189,6 +189,8 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, hinge):
     scaled by -2 / (m outputs): g is then the gradient of the mean squared residual, in one pass (the residual of
     a row needs only that row). ``hinge``: the loss is the hinge loss max(0, 1 - Y_u f_u) instead (labels +-1),
     whose derivative in f is -Y_u where the margin is below 1 and 0 elsewhere, scaled by 1 / (m outputs).
+    ``mode``: 0 the least-squares loss, 1 the hinge loss, 2 R holds the row weights themselves (W = R A^T: the
+    adjoint term v^T dK alpha of a refitted SVM's risk; the returned sum of losses is then 0).
     Returns (g, sum of the losses)."""
     m, mp, nn, k = X.shape[0], Zt.shape[1], kind.shape[0], R.shape[1]
     nw = w.shape[0]
@@ -212,7 +214,9 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, hinge):
                 f = 0.0
                 for v in range(mp):
                     f += top[v] * a[v]
-                if hinge:
+                if mode == 2:
+                    r[c] = R[u, c]
+                elif mode == 1:
                     margin = R[u, c] * f
                     if margin < 1.0:
                         sse[ch] += 1.0 - margin

@@ -257,8 +257,24 @@ def risk_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z:
     Ym = np.ascontiguousarray(Y.reshape(len(Y), -1))
     g, sse = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
                            *arch.flat.arrays(), weights, Ym, np.ascontiguousarray(A.reshape(len(A), -1)),
-                           loss == "hinge")
+                           1 if loss == "hinge" else 0)
     return float(sse / Ym.size), g
+
+
+def weighted_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, V: np.ndarray,
+                      A: np.ndarray) -> np.ndarray:
+    """sum_{u,v,c} V_uc A_vc dk(x_u, z_v)/dW for every weight, in one compiled pass (Lemma 4.1; no m x m' matrix
+    stored): the adjoint term of a refitted SVM's risk (:func:`tkbench.methods.hgk.annealing.refit_risk_gradient`).
+    V: m x outputs (or a vector), A: m' x outputs."""
+    from tkbench.methods.hgk._numba import tree_gradient
+
+    weights = _checked(arch, weights)
+    V = np.asarray(V, float)
+    A = np.asarray(A, float)
+    g, _ = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
+                         *arch.flat.arrays(), weights, np.ascontiguousarray(V.reshape(len(V), -1)),
+                         np.ascontiguousarray(A.reshape(len(A), -1)), 2)
+    return g
 
 
 def kernel_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray,

@@ -20,6 +20,7 @@ def hierarchical_warmup(threads: int = 1) -> None:
         kernel,
         kernel_predict,
         risk_and_gradient,
+        weighted_gradient,
     )
 
     arch = Architecture("depth2:2", 2)
@@ -28,6 +29,7 @@ def hierarchical_warmup(threads: int = 1) -> None:
     kernel(arch, w, X)
     kernel_predict(arch, w, X, X, np.ones(3))
     risk_and_gradient(arch, w, X, X, np.ones(3), np.ones(3))
+    weighted_gradient(arch, w, X, X, np.ones(3), np.ones(3))
     state = BlockState(arch, w, X, X)
     state.propose_predict(0, 0.5, np.ones(3))
     state.propose_predict(3, 0.5, np.ones(3))

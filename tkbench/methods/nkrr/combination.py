@@ -34,6 +34,8 @@ O(p m^2), except ``matrix(k)`` callers that ask for all p matrices themselves (t
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 BASES = ("linear_feature", "gaussian_feature", "library")
@@ -63,6 +65,10 @@ class LinearFeatureKernels:
 
     def matrix(self, k: int) -> np.ndarray:
         return np.outer(self.X[:, k], self.X[:, k])
+
+    def factor(self) -> np.ndarray:
+        """Z with K_k = z_k z_k^T (every base kernel rank-1): the explicit feature map of ``feature_map``."""
+        return self.X
 
 
 class GaussianFeatureKernels:
@@ -158,6 +164,57 @@ class WithConstant:
 
     def release_cache(self) -> None:
         getattr(self.base, "release_cache", lambda: None)()
+
+    def factor(self) -> np.ndarray | None:
+        Z = getattr(self.base, "factor", lambda: None)()
+        return None if Z is None else np.column_stack([np.ones(len(Z)), Z])
+
+
+def feature_map_size(r: int, degree: int) -> int:
+    """D = C(r + d - 1, d): the columns of :func:`feature_map` for r rank-1 kernels and degree d."""
+    from math import comb
+
+    return comb(r + degree - 1, degree)
+
+
+def feature_map(Z: np.ndarray, mu: np.ndarray, degree: int) -> np.ndarray:
+    """Phi (m x D) with Phi Phi^T = (Z diag(mu) Z^T)^(o d), when every base kernel is rank-1 (K_k = z_k z_k^T).
+
+    By the multinomial theorem, (sum_k mu_k z_ik z_jk)^d = sum over multisets c of d indices of
+    (d! / prod_a c_a!) prod_{a in c} mu_a z_ia z_ja, so the column of c is sqrt(d! / prod c_a! prod mu_a) prod z_a.
+    A degree-0 map is the all-ones column. Used by ``ridge_solve="feature_map"``
+    (:class:`tkbench.methods.nkrr.projected_gradient.NKRRObjective`).
+    """
+    m, r = Z.shape
+    if degree == 0:
+        return np.ones((m, 1))
+    scaled = Z * np.sqrt(np.asarray(mu, dtype=float))
+    index, coef = _multisets(r, degree)
+    cols = coef * scaled[:, index[:, 0]]  # one column per multiset, a factor of it per pass: m x D memory only
+    for k in range(1, degree):
+        cols *= scaled[:, index[:, k]]
+    return cols
+
+
+@lru_cache(maxsize=32)
+def _multisets(r: int, degree: int) -> tuple[np.ndarray, np.ndarray]:
+    """The multisets of ``degree`` indices out of r (D x degree, in combinations_with_replacement order) and
+    sqrt(d! / prod c_a!) for each: the feature map's columns (one fit evaluates it once per mu)."""
+    from collections import Counter
+    from itertools import combinations_with_replacement
+    from math import factorial
+
+    sets = list(combinations_with_replacement(range(r), degree))
+    coef = np.empty(len(sets))
+    for j, c in enumerate(sets):
+        value = factorial(degree)
+        for count in Counter(c).values():
+            value //= factorial(count)
+        coef[j] = np.sqrt(float(value))
+    index = np.array(sets, dtype=np.intp).reshape(len(sets), degree)
+    index.setflags(write=False)
+    coef.setflags(write=False)
+    return index, coef
 
 
 def make_base_kernels(base: str, X: np.ndarray, *, constant: bool = False, width: float = 1.0,

@@ -70,11 +70,12 @@ class _NKRRBase(BaseEstimator):
         "widths": ["array-like", None],
         "degrees": ["array-like", None],
         "per_feature": ["boolean"],
+        "ridge_solve": [StrOptions(set(NKRRObjective.SOLVES))],
     }
 
     def __init__(self, degree=2, base="linear_feature", norm=2, mu0=0.0, Lambda=1.0, lam=1.0, solver="pgd",
                  eta=None, line_search=True, tol=1e-4, max_iter=100, constant=True, width=1.0,
-                 widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True):
+                 widths=DEFAULT_WIDTHS, degrees=DEFAULT_DEGREES, per_feature=True, ridge_solve="auto"):
         self.degree = degree
         self.base = base
         self.norm = norm
@@ -91,6 +92,7 @@ class _NKRRBase(BaseEstimator):
         self.widths = widths
         self.degrees = degrees
         self.per_feature = per_feature
+        self.ridge_solve = ridge_solve
 
     def _check_params(self) -> None:
         """scikit-learn's validation of :attr:`_parameter_constraints` (mu0's length is checked against the number
@@ -114,9 +116,10 @@ class _NKRRBase(BaseEstimator):
         kernels = make_base_kernels(self.base, X, constant=bool(self.constant), width=float(self.width),
                                     widths=self.widths, degrees=self.degrees, per_feature=bool(self.per_feature))
         center = self._center(kernels.p)
-        results = []
+        results, objectives = [], []
         for y in targets:
-            objective = NKRRObjective(kernels, y, float(self.lam), int(self.degree))
+            objective = NKRRObjective(kernels, y, float(self.lam), int(self.degree), solve=self.ridge_solve)
+            objectives.append(objective)
             if self.solver == "fixed":
                 res = fixed_combination(objective, norm=int(self.norm), mu0=center, radius=float(self.Lambda))
             else:
@@ -141,6 +144,8 @@ class _NKRRBase(BaseEstimator):
         measured = [r.stationarity for r in results if np.isfinite(r.stationarity)]  # NaN: mu was not learned
         self.stationarity_ = float(max(measured)) if measured else float("nan")
         self.n_evals_ = int(sum(r.n_evals for r in results))
+        self.n_factorisations_ = int(sum(o.n_factorisations for o in objectives))
+        self.n_cg_ = int(sum(o.n_cg for o in objectives))
         self.history_ = [r.history for r in results]
         self.objective_history_ = [h["objective"] for h in results[0].history]
         return self
@@ -168,7 +173,8 @@ class _NKRRBase(BaseEstimator):
             "none: the combination is fixed" if fixed else
             f"||mu' - mu|| < tol * Lambda = {self.tol:g} * {self.Lambda:g}, or max_iter = {self.max_iter}",
             {} if fixed or not np.isfinite(self.stationarity_) else {"stationarity": self.stationarity_},
-            extras={"objective": float(self.objective_[0]), "n_evals": self.n_evals_, "p": len(mu),
+            extras={"objective": float(self.objective_[0]), "n_evals": self.n_evals_,
+                    "n_factorisations": self.n_factorisations_, "n_cg": self.n_cg_, "p": len(mu),
                     "n_active": int(np.count_nonzero(mu > 1e-12)),
                     "mu_norm": float(np.linalg.norm(mu - self.mu0_, ord=int(self.norm))),
                     "top_kernels": {self.kernel_names_[k]: float(mu[k]) for k in top}}).as_diagnostics()
@@ -211,6 +217,13 @@ _PARAMS_DOC = """
         the polynomial degrees of the library (base library).
     per_feature : bool, default=True
         also every library kernel on each single feature (base library).
+    ridge_solve : {'auto', 'feature_map', 'pcg', 'cholesky'}, default='auto'
+        how each objective evaluation solves (K_mu + lambda I) alpha = y: "cholesky", one factorisation per
+        evaluation (the only way before 2026-11-28; rows made then name it in their configs); "pcg", conjugate
+        gradients preconditioned by the last factorisation, with a certified error bound on F (holds two m x m
+        matrices); "feature_map", Woodbury's identity on the explicit feature map of rank-1 base kernels
+        (base linear_feature: O(m D^2), D = C(p + d, d) with the constant kernel); "auto" takes "feature_map" when
+        D <= m / 2, else "pcg" (tkbench.methods.nkrr.projected_gradient.NKRRObjective).
     """
 
 
@@ -303,6 +316,7 @@ register(Family(
     trace=lambda model: [dict(h) for h in model.history_[0]],
     reference="Cortes, Mohri & Rostamizadeh, NIPS 2009 (paper 001), Algorithm 1",
     landscape=lambda *args, **kw: nkrr_landscape(*args, **kw),
+    changed_defaults={"ridge_solve": ("cholesky", "auto")},  # 2026-11-28 (issue 50): feature map / preconditioned CG
 ))
 
 register(Family(
@@ -335,7 +349,7 @@ def nkrr_landscape(task: str, params: dict, X: np.ndarray, y: np.ndarray, axis: 
     if kernels.p != 2:
         raise ValueError(f"a landscape needs exactly 2 base kernels, this base set has {kernels.p} ({kernels.names});"
                          " select two features (dataset 'features') and set constant: false")
-    objective = NKRRObjective(kernels, y, float(model.lam), int(model.degree))
+    objective = NKRRObjective(kernels, y, float(model.lam), int(model.degree), solve=model.ridge_solve)
     values = [[objective.value(np.array([a, b]))[0] for a in axis] for b in axis]
     eig = [[float(np.linalg.eigvalsh(objective.hessian(np.array([a, b])))[0]) for a in axis] for b in axis] \
         if hessian else None

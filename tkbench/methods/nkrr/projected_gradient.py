@@ -6,7 +6,9 @@ The problem (Eq. (10)), for K_mu = (sum_k mu_k K_k)^(o d) (:mod:`tkbench.methods
 
     M1 = {mu >= 0, ||mu - mu0||_1 <= Lambda}   or   M2 = {mu >= 0, ||mu - mu0||_2 <= Lambda}   (Eqs. (7)-(8)).
 
-- F and alpha by one Cholesky factorisation of K_mu + lambda I (SciPy), in place: O(m^2) memory.
+- F and alpha by one Cholesky factorisation of K_mu + lambda I (SciPy), in place: O(m^2) memory; or (the default
+  since issue 50) by conjugate gradients preconditioned by the previous evaluation's factor, with a certified
+  bound on F's error (:class:`NKRRObjective`).
 - Gradient (Proposition 1, generalised from d = 2 to any d): dF/dmu_k = -alpha^T (dK_mu/dmu_k) alpha
   = -d alpha^T (S^(o(d-1)) o K_k) alpha with S = sum_r mu_r K_r. Every entry is <= 0 (U_k is PSD), so a gradient
   step never decreases a weight.
@@ -50,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from tkbench.methods.nkrr.combination import combination_kernel
+from tkbench.methods.nkrr.combination import combination_kernel, feature_map, feature_map_size
 
 NORMS = (1, 2)
 ARMIJO = 1e-4
@@ -128,40 +130,151 @@ def initial_point(center: np.ndarray, radius: float, norm: int) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------------------ objective
 class NKRRObjective:
-    """F(mu) = y^T (K_mu + lambda I)^-1 y, its gradient (Prop. 1) and Hessian, for base kernels on fixed rows."""
+    """F(mu) = y^T (K_mu + lambda I)^-1 y, its gradient (Prop. 1) and Hessian, for base kernels on fixed rows.
 
-    def __init__(self, kernels, y: np.ndarray, lam: float, degree: int):
+    ``solve``: how each evaluation gets alpha = (K_mu + lambda I)^-1 y. "feature_map": when every base kernel is
+    rank-1 (K_k = z_k z_k^T: base linear_feature, the paper's setting), K_mu = Phi Phi^T with the explicit map Phi
+    of D = C(r + d - 1, d) columns (:func:`tkbench.methods.nkrr.combination.feature_map`), and Woodbury's identity
+    gives alpha = (y - Phi (lambda I + Phi^T Phi)^-1 Phi^T y) / lambda in O(m D^2) time and O(m D) memory: no
+    m x m matrix at all; the gradient is -d ||Psi^T (alpha o z_k)||^2 with Psi the degree-(d-1) map. "auto" (the
+    default) takes it when D <= m / 2, else "pcg". "cholesky": one factorisation per
+    evaluation, in place (one m x m matrix). "pcg" (default): the first evaluation is factorised; later ones run
+    conjugate gradients preconditioned by the last factor, warm-started from the last alpha (projected-gradient
+    steps move mu little, so the old factor is a near-exact preconditioner), and fall back to a new factorisation
+    when CG has not converged within ``max_cg`` iterations (the new factor then preconditions the next ones). It
+    holds two m x m matrices (the factor and K_mu). Its F is certified: with r = y - A alpha (A = K_mu + lambda I,
+    recomputed at the end), F = y^T alpha + alpha^T r + r^T A^-1 r exactly, and the value returned omits the last
+    term, 0 <= r^T A^-1 r <= ||r||^2 / lambda, which CG drives below ``1e-14 |F|`` (under the 1e-13 |F| the line
+    search treats as rounding), and ||r|| below 3e-10 ||y||, so that alpha (error <= ||r|| / lambda) gives the
+    gradient to about the same relative accuracy. ``max_cg`` = 20: a CG iteration (a product with K_mu and two triangular solves)
+    cost about 1/25 of a factorisation at m = 4000 (one thread). With "pcg" the kernel sum S = sum_k mu_k K_k
+    formed for F is kept for the gradient at the same mu (three m x m matrices at the peak, instead of forming S
+    twice). tests/methods/nkrr compares both solves and the fits they give.
+    """
+
+    SOLVES = ("auto", "feature_map", "pcg", "cholesky")
+
+    def __init__(self, kernels, y: np.ndarray, lam: float, degree: int, solve: str = "auto", max_cg: int = 20):
         if not lam > 0:
             raise ValueError(f"lambda must be > 0 (Propositions 2-4 assume it), got {lam!r}")
         if int(degree) != degree or not 1 <= degree <= 4:
             raise ValueError(f"degree must be an integer in 1..4, got {degree!r}")
+        if solve not in self.SOLVES:
+            raise ValueError(f"solve must be one of {self.SOLVES}, got {solve!r}")
         self.kernels, self.y, self.lam, self.degree = kernels, np.asarray(y, float), float(lam), int(degree)
-        self.n_evals = 0  # Cholesky factorisations
+        self.max_cg = int(max_cg)
+        Z = getattr(kernels, "factor", lambda: None)()
+        fits = Z is not None and feature_map_size(Z.shape[1], self.degree) <= len(self.y) // 2
+        if solve == "feature_map" and Z is None:
+            raise ValueError("ridge_solve='feature_map' needs rank-1 base kernels (base='linear_feature')")
+        self.solve = ("feature_map" if fits else "pcg") if solve == "auto" else solve
+        self._Z = Z if self.solve == "feature_map" else None
+        self.n_evals = 0  # objective evaluations
+        self.n_factorisations = 0  # Cholesky factorisations among them
+        self.n_cg = 0  # conjugate-gradient iterations (matrix-vector products with K_mu) in all
+        self.certified_error = 0.0  # the largest bound ||r||^2 / lambda on |F - returned F| of a CG evaluation
+        self._factor = None
+        self._S: tuple[np.ndarray, np.ndarray] | None = None
+        self._alpha: np.ndarray | None = None
 
-    def value(self, mu: np.ndarray) -> tuple[float, np.ndarray]:
-        """(F(mu), alpha) by one in-place Cholesky factorisation of K_mu + lambda I."""
-        K = combination_kernel(self.kernels, mu, self.degree)
-        K.flat[:: len(K) + 1] += self.lam
+    def _factorise(self, K: np.ndarray):
         try:
             factor = cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
         except LinAlgError as exc:  # only through rounding: K_mu is PSD and lambda > 0
             raise LinAlgError(f"K_mu + lambda I is not numerically positive definite (lambda = {self.lam:g}); "
                               "use a larger lambda") from exc
+        self.n_factorisations += 1
+        return factor
+
+    def _cg(self, A: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """(F, alpha) by CG on A alpha = y preconditioned by the last factor, or None after max_cg iterations."""
+        y, lam = self.y, self.lam
+        yy = float(y @ y)
+        x = self._alpha.copy()
+        r = y - A @ x
+        z = cho_solve(self._factor, r, check_finite=False)
+        p, rz = z.copy(), float(r @ z)
+        for done in range(self.max_cg + 1):
+            F = float(y @ x + x @ r)
+            bound = float(r @ r) / lam
+            if bound <= 1e-15 * abs(F) and r @ r <= 1e-20 * yy:
+                r = y - A @ x  # the true residual (not the recursion's): what the bound certifies
+                F, bound = float(y @ x + x @ r), float(r @ r) / lam
+                if bound <= 1e-14 * abs(F) and r @ r <= 1e-19 * yy:
+                    self.certified_error = max(self.certified_error, bound)
+                    return F, x
+            if rz <= 0.0 or done == self.max_cg:
+                return None
+            Ap = A @ p
+            self.n_cg += 1
+            step = rz / float(p @ Ap)
+            x += step * p
+            r -= step * Ap
+            z = cho_solve(self._factor, r, check_finite=False)
+            rz, rz_old = float(r @ z), rz
+            p = z + (rz / rz_old) * p
+        return None
+
+    def _feature_map_value(self, mu: np.ndarray) -> tuple[float, np.ndarray]:
+        """(F, alpha) by Woodbury's identity on K_mu = Phi Phi^T, certified as CG's is: r = y - A alpha in O(m D)."""
+        y, lam = self.y, self.lam
+        Phi = feature_map(self._Z, mu, self.degree)
+        G = Phi.T @ Phi
+        G.flat[:: len(G) + 1] += lam
+        factor = self._factorise(G)
+        alpha = (y - Phi @ cho_solve(factor, Phi.T @ y, check_finite=False)) / lam
+        r = y - lam * alpha - Phi @ (Phi.T @ alpha)
+        F = float(y @ alpha + alpha @ r)
+        self.certified_error = max(self.certified_error, float(r @ r) / lam)
+        return F, alpha
+
+    def value(self, mu: np.ndarray) -> tuple[float, np.ndarray]:
+        """(F(mu), alpha): by one in-place Cholesky factorisation of K_mu + lambda I, by preconditioned CG
+        (``solve="pcg"``) or by the explicit feature map (``solve="feature_map"``; see the class docstring)."""
+        if self._Z is not None:
+            self.n_evals += 1
+            return self._feature_map_value(np.asarray(mu, float))
+        mu = np.asarray(mu, float)
+        if self.solve == "pcg" and self.degree > 1:  # keep S for the gradient at this mu (one m x m more)
+            S = self.kernels.combined(mu)
+            self._S = (mu.copy(), S)
+            K = S ** self.degree
+        else:
+            K = combination_kernel(self.kernels, mu, self.degree)
+        K.flat[:: len(K) + 1] += self.lam
         self.n_evals += 1
+        if self.solve == "pcg" and self._factor is not None:
+            found = self._cg(K)
+            if found is not None:
+                self._alpha = found[1]
+                return found
+        factor = self._factorise(K)
         alpha = cho_solve(factor, self.y, check_finite=False)
+        if self.solve == "pcg":
+            self._factor, self._alpha = factor, alpha
         return float(self.y @ alpha), alpha
 
     def _power(self, mu: np.ndarray, power: int) -> np.ndarray | None:
         """S^(o power) (None for power 0: all ones)."""
         if power == 0:
             return None
-        S = self.kernels.combined(np.asarray(mu, float))
+        mu = np.asarray(mu, float)
+        kept = self._S
+        if kept is not None and np.array_equal(kept[0], mu):  # formed by value() at this mu
+            S = kept[1] if power == 1 else kept[1] ** power
+            self._S = None
+            return S
+        S = self.kernels.combined(mu)
         if power != 1:
             S **= power
         return S
 
     def gradient(self, mu: np.ndarray, alpha: np.ndarray) -> np.ndarray:
         """dF/dmu_k = -d alpha^T (S^(o(d-1)) o K_k) alpha (Proposition 1 for degree d); every entry <= 0."""
+        if self._Z is not None:  # S^(o(d-1)) = Psi Psi^T: -d ||Psi^T (alpha o z_k)||^2, no m x m matrix
+            Psi = feature_map(self._Z, np.asarray(mu, float), self.degree - 1)
+            M = Psi.T @ (alpha[:, None] * self._Z)
+            return -self.degree * np.einsum("ck,ck->k", M, M)
         W = self._power(mu, self.degree - 1)
         return -self.degree * self.kernels.weighted_forms(alpha, W)
 
@@ -195,7 +308,7 @@ class NKRRResult:
     converged: bool
     stationarity: float
     history: list[dict] = field(default_factory=list)
-    n_evals: int = 0  # Cholesky factorisations (objective evaluations)
+    n_evals: int = 0  # objective evaluations (factorisations: NKRRObjective.n_factorisations)
     message: str = ""
 
 

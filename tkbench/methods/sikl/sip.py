@@ -246,8 +246,11 @@ def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, sol
             gauss_cons.append(None)
     cons.extend(c for c in gauss_cons if c is not None)
     problem = cp.Problem(cp.Minimize(t), cons)
+    # Clarabel's QDLDL factorisation: on German CM's QCQPs (l = 560, 44-278 cosines, whose dense rows fill the KKT
+    # factor) 1.5 times faster than its default (faer) with the same optimum to 1e-6 (2026-11-28, six instances)
+    options = {"direct_solve_method": "qdldl"} if solver == "CLARABEL" else {}
     try:
-        problem.solve(solver=solver)
+        problem.solve(solver=solver, **options)
     except cp.error.SolverError as exc:
         raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {solver} failed: {exc}") \
             from exc

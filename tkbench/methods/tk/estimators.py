@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tkbench.methods._shared.binary import SignedTargetsMixin
 from tkbench.methods._shared.checkpoint import Checkpoint, fingerprint
+from tkbench.methods._shared.compiled import SMALL_PAIRS
 from tkbench.methods._shared.conic import SOLVERS as SDP_SOLVERS
 from tkbench.methods._shared.report import SolverReport
 from tkbench.methods._shared.svm import solve_dual
@@ -82,9 +83,11 @@ class _TKBase(BaseEstimator):
         solve with the centred kernel, exact; see the module docstring.
     normalize : bool, default=False
         divide the kernel by its mean centred diagonal at P_0 (this rescales C).
-    dual_solver : {'libsvm', 'smo'}, default='libsvm'
-        "libsvm": LIBSVM from scratch for every solve, whose kernel cache is single precision; "smo": our
-        warm-started SMO in double precision, tkbench.methods._shared.smo.
+    dual_solver : {'auto', 'libsvm', 'smo'}, default='auto'
+        "smo": our SMO in double precision, each solve warm-started from the nearest solved step,
+        tkbench.methods._shared.smo; "libsvm": LIBSVM from scratch for every solve, whose kernel cache is single
+        precision (the default before 2026-11-28: rows made then name it in their configs); "auto": SMO above
+        m = 1000 training rows, LIBSVM at or below (docs/methods/tk.md, issue 50).
     checkpoint : str or path-like or None, default=None
         a file path: Frank-Wolfe saves its state there after every iteration and a fit of the same problem continues
         from it; the runner sets it for final fits, tkbench.methods._shared.checkpoint.
@@ -119,7 +122,7 @@ class _TKBase(BaseEstimator):
         "sdp_solver": [StrOptions(set(SDP_SOLVERS))],
         "center": ["boolean"],
         "normalize": ["boolean"],
-        "dual_solver": [StrOptions(set(DUAL_SOLVERS))],
+        "dual_solver": [StrOptions(set(DUAL_SOLVERS) | {"auto"})],
         "checkpoint": [str, os.PathLike, None],
         "booster_step": [Interval(Real, 0, None, closed="neither"), None],
         "booster_max_iter": [Interval(Integral, 0, None, closed="left")],
@@ -129,7 +132,7 @@ class _TKBase(BaseEstimator):
     def _check_params(self) -> None:
         """scikit-learn's validation of :attr:`_parameter_constraints`, then the combinations it cannot express."""
         self._validate_params()
-        if self.kernel_dtype == "float32" and (self.solver != "fw" or self.dual_solver != "smo"):
+        if self.kernel_dtype == "float32" and (self.solver != "fw" or self.dual_solver == "libsvm"):
             raise ValueError("kernel_dtype='float32' needs solver='fw' and dual_solver='smo' (LIBSVM and the SDP "
                              "take float64 matrices)")
         if self.normalize and not self.center:
@@ -146,6 +149,15 @@ class _TKBase(BaseEstimator):
         facts = {k: getattr(self, k, None) for k in ("C", "epsilon", "degree", "delta", "basis", "trace", "center",
                                                         "normalize", "svm_tol", "dual_solver", "kernel_dtype")}
         return Checkpoint(f"{self.checkpoint}.{problem}.npz", fingerprint(X01, y, task=task, **facts))
+
+    def _dual_solver(self, m: int) -> str:
+        """``dual_solver`` resolved: "auto" is SMO above m = 1000 training rows (or with float32 kernels), LIBSVM
+        at or below (a rule on the size alone, so that a config's numbers never depend on what ran before in the
+        process): at m = 1202 (Airfoil) SMO was 2.8x faster, while the first fit of a small problem in a fresh
+        process pays about a second to load SMO's compiled code (tkbench.methods._shared.compiled)."""
+        if self.dual_solver != "auto":
+            return self.dual_solver
+        return "smo" if m * m > SMALL_PAIRS or self.kernel_dtype == "float32" else "libsvm"
 
     def _fit_problem(self, X01: np.ndarray, y: np.ndarray, task: str, problem: int = 0):
         a, b = box(X01.shape[1], self.delta)
@@ -201,7 +213,7 @@ class _TKBase(BaseEstimator):
         if self.solver == "fw":
             res = frank_wolfe(kernel, gradient, size, y, task=task, C=float(self.C), epsilon=epsilon, trace=trace,
                               tol=float(self.tol), max_iter=int(self.max_iter), svm_tol=self.svm_tol,
-                              dual_solver=self.dual_solver, checkpoint=self._checkpoint(X01, y, task, problem),
+                              dual_solver=self._dual_solver(len(y)), checkpoint=self._checkpoint(X01, y, task, problem),
                               booster_step=self.booster_step, booster_max_iter=int(self.booster_max_iter),
                               track=(lambda: means["last"]) if center else None)
         else:  # the SDP of paper 000 Opt. (24); the predictor is the SVM refitted on K(P*)
@@ -313,7 +325,7 @@ class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
     """Soft-margin SVM with a learned tessellated kernel (paper 003, Algorithm 2); parameters in :class:`_TKBase`."""
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
-                 solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
+                 solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="auto",
                  checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64"):
         self.kernel_dtype = kernel_dtype
         self.booster_step = booster_step
@@ -345,7 +357,7 @@ class TKRegressor(RegressorMixin, _TKBase):
     """Epsilon-SVR with a learned tessellated kernel (paper 003, Algorithm 2); ``epsilon`` as in paper 003 (0.1)."""
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
-                 trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="libsvm",
+                 trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="auto",
                  checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64"):
         self.kernel_dtype = kernel_dtype
         self.booster_step = booster_step
@@ -438,4 +450,5 @@ register(Family(
     trace=_trace,
     reference="Colbert & Peet 2020 (paper 000); paper 003 Algorithm 2",
     warmup=warmup,
+    changed_defaults={"dual_solver": ("libsvm", "auto")},  # 2026-11-28 (issue 50): SMO above m = 1000
 ))

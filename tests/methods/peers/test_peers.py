@@ -1,0 +1,176 @@
+"""The peers' adapters (issue 51), each against the peer's own example run directly. Skipped cleanly without
+the optional extra (pip install -e '.[peers]')."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import MinMaxScaler
+
+from tkbench.errors import MissingDependencyError
+from tkbench.methods import get_family
+from tkbench.methods.peers.imports import available, need
+
+mklpy = pytest.mark.skipif(not available("torch", "MKLpy", "cvxopt"), reason="the peers extra (MKLpy) is absent")
+liquid = pytest.mark.skipif(not available("liquidSVM"), reason="the peers extra (liquidSVM) is absent")
+gpyt = pytest.mark.skipif(not available("torch", "gpytorch"), reason="the peers extra (gpytorch) is absent")
+
+
+def test_a_missing_peer_is_a_clear_error_naming_the_extra():
+    with pytest.raises(MissingDependencyError, match=r"needs nopackage.*pip install -e '\.\[peers\]'"):
+        need("nopackage_for_tkbench_tests", "nopackage")
+
+
+@mklpy
+def test_easymkl_is_mklpys_own_example():
+    """MKLpy's README example: breast cancer rescaled to [0, 1] and row-normalised, homogeneous polynomial kernels
+    of degrees 1..10, EasyMKL(lam=0.1); the adapter (given the same rescaled rows) predicts exactly as it."""
+    torch = need("torch", "torch")
+    from MKLpy.algorithms import EasyMKL
+    from MKLpy.metrics import pairwise
+    from MKLpy.preprocessing import normalization
+
+    from tkbench.methods.peers.mklpy import MKLpyClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=42)
+    scaler = MinMaxScaler().fit(Xtr)
+    Atr, Ate = normalization(torch.tensor(scaler.transform(Xtr))), normalization(torch.tensor(scaler.transform(Xte)))
+    KLtr = [pairwise.homogeneous_polynomial_kernel(Atr, degree=d) for d in range(1, 11)]
+    KLte = [pairwise.homogeneous_polynomial_kernel(Ate, Atr, degree=d) for d in range(1, 11)]
+    direct = EasyMKL(lam=0.1).fit(KLtr, torch.tensor(ytr))
+    expected = np.asarray(direct.predict(KLte))
+    model = MKLpyClassifier(algorithm="easymkl", lam=0.1).fit(scaler.transform(Xtr), ytr)
+    got = model.predict(scaler.transform(Xte))
+    np.testing.assert_array_equal(got, expected)
+    assert np.mean(got == yte) > 0.9
+    w = model.weights_
+    assert w.shape == (10,) and w.sum() == pytest.approx(1.0) and np.all(w >= 0)
+    np.testing.assert_allclose(w, np.asarray(direct.solution.weights), rtol=1e-10)
+    assert model.diagnostics()["solver"].startswith("MKLpy 0.6 EasyMKL")
+
+
+@mklpy
+@pytest.mark.parametrize("algorithm", ["average", "gram"])
+def test_the_other_mklpy_algorithms_learn_a_multiclass_problem(algorithm):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(90, 3))
+    y = np.digitize(X[:, 0] + 0.1 * rng.normal(size=90), [0.35, 0.65])  # three classes along feature 0
+    fam = get_family("mklpy")
+    model = fam.build("classification", algorithm, {"kernels": "rbf", "max_iter": 5}, 0).fit(X[:60], y[:60])
+    assert set(model.predict(X[60:])) <= {0, 1, 2}
+    assert np.mean(model.predict(X[60:]) == y[60:]) > 0.6
+
+
+@liquid
+def test_liquidsvm_is_its_own_iris_example():
+    """liquidSVM's docstring example (mcSVM on iris, tested on iris) run directly and through the adapter:
+    the same predictions (same folds: the same random_seed)."""
+    liquid_svm = need("liquidSVM", "liquidSVM")
+    from tkbench.methods.peers.liquidsvm import LiquidSVMClassifier
+
+    direct = liquid_svm.mcSVM(liquid_svm.iris, liquid_svm.iris_labs, display=0, threads=1, random_seed=0)
+    expected = direct.predict(liquid_svm.iris)
+    model = LiquidSVMClassifier(random_state=0).fit(liquid_svm.iris, liquid_svm.iris_labs.astype(int))
+    np.testing.assert_array_equal(model.predict(liquid_svm.iris), expected.astype(int))
+    assert np.mean(model.predict(liquid_svm.iris) == liquid_svm.iris_labs) > 0.9
+    assert model.diagnostics()["solver"] == "liquidSVM 1.0.1 mcSVM"
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        import pickle
+        pickle.dumps(model)
+
+
+@liquid
+def test_liquidsvm_least_squares_regression_fits_a_smooth_function():
+    from tkbench.methods.peers.liquidsvm import LiquidSVMRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(300, 2))
+    y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=300)
+    model = LiquidSVMRegressor().fit(X[:200], y[:200])
+    mse = float(np.mean((model.predict(X[200:]) - y[200:]) ** 2))
+    assert mse < 0.01, mse  # the noise variance is 0.0025; predicting the mean would give about 0.5
+
+
+@gpyt
+def test_the_spectral_mixture_gp_is_gpytorchs_tutorial():
+    """GPyTorch's spectral mixture tutorial (15 points of sin(2 pi x) on [0, 1], 4 mixtures, Adam lr 0.1, 100
+    steps), written out directly in double precision with the same seed, and through the adapter with one start:
+    the same posterior mean; the fit extrapolates the periodic signal to [1, 2]."""
+    torch = need("torch", "torch")
+    gpytorch = need("gpytorch", "gpytorch")
+    from tkbench.methods.peers.gpytorch_sm import SpectralMixtureGPRegressor
+
+    train_x = torch.linspace(0, 1, 15, dtype=torch.float64)
+    train_y = torch.sin(train_x * (2 * math.pi))
+
+    class Tutorial(gpytorch.models.ExactGP):
+        def __init__(self, x, y, likelihood):
+            super().__init__(x, y, likelihood)
+            self.mean_module = gpytorch.means.ConstantMean()
+            self.covar_module = gpytorch.kernels.SpectralMixtureKernel(num_mixtures=4, ard_num_dims=1)
+            self.covar_module.initialize_from_data(x, y)
+
+        def forward(self, x):
+            return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+    torch.manual_seed(0)
+    x2 = train_x.unsqueeze(-1)
+    likelihood = gpytorch.likelihoods.GaussianLikelihood().double()
+    model = Tutorial(x2, train_y, likelihood).double()
+    model.train(), likelihood.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
+    for _ in range(100):
+        optimizer.zero_grad()
+        loss = -mll(model(x2), train_y)
+        loss.backward()
+        optimizer.step()
+    model.eval(), likelihood.eval()
+    test_x = torch.linspace(0, 2, 41, dtype=torch.float64).unsqueeze(-1)
+    with torch.no_grad():
+        expected = likelihood(model(test_x)).mean.numpy()
+    ours = SpectralMixtureGPRegressor(n_restarts=1, random_state=0).fit(x2.numpy(), train_y.numpy())
+    np.testing.assert_allclose(ours.predict(test_x.numpy()), expected, rtol=1e-8, atol=1e-10)
+    truth = np.sin(2 * math.pi * test_x.numpy()[:, 0])
+    assert np.mean((ours.predict(test_x.numpy()) - truth) ** 2) < 0.05
+    report = ours.diagnostics()
+    assert report["solver"].startswith("GPyTorch 1.15") and len(report["start_losses"]) == 1
+
+
+def test_a_sweep_needing_a_missing_extra_stops_before_any_run_and_the_dry_run_says_so(write_config, tmp_path,
+                                                                                      monkeypatch):
+    """A family whose optional modules do not import (as the peers' without the extra): `run` stops with one
+    config error (exit 2) naming the method, the missing distribution and how to install it; nothing is written;
+    the dry run says it; the runs of other methods are not held up when the user leaves the method out."""
+    import dataclasses
+
+    from rich.console import Console
+
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.store import ResultStore
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+    from tkbench.methods import registry
+
+    rf = registry.load_families()["random_forest"]
+    monkeypatch.setitem(registry.load_families(), "random_forest", dataclasses.replace(
+        rf, requires=(("nopackage_for_tkbench_tests", "nopackage"),), install_hint="pip install -e '.[peers]'"))
+    cfg = tiny_config(name="peers_missing")
+    cfg["methods"] = [{"name": "rf", "family": "random_forest", "grid": {}},
+                      {"name": "svm", "family": "svm_rbf", "grid": {}}]
+    exp = load_config(write_config(cfg))
+    with pytest.raises(ConfigError, match=r"methods\[0\]\.family.*needs nopackage \(pip install -e '\.\[peers\]'\)"
+                       ) as err:
+        run_experiment(exp, out_dir=tmp_path, progress=False)
+    assert err.value.exit_code == 2 and ResultStore(tmp_path).rows() == []
+    console = Console(record=True, width=200)
+    run_experiment(exp, out_dir=tmp_path, dry_run=True, console=console)
+    assert "rf: needs nopackage, not installed (pip install -e '.[peers]'): a run would stop here" in \
+        console.export_text()
+    outcome = run_experiment(exp, out_dir=tmp_path, only=["*/svm"], progress=False)
+    assert outcome.counts["ok"] == len(ResultStore(tmp_path).rows()) > 0

@@ -1,0 +1,174 @@
+"""The per-task leaderboard (issue 51): ranks, their stability, the Bayesian signed-rank test, the win / tie /
+loss matrix, on inputs whose answers are known."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tkbench.config.schema import Leaderboard
+from tkbench.report.leaderboard import (
+    bayesian_signed_rank,
+    bootstrap_best,
+    leaderboard_tables,
+    leave_one_out_changes,
+)
+
+
+def test_bootstrap_gives_a_dominant_method_every_resample_and_splits_an_exact_tie():
+    scores = np.array([[3.0, 2.0, 1.0], [5.0, 4.0, 0.0], [9.0, 1.0, 2.0]])
+    np.testing.assert_allclose(bootstrap_best(scores, 200, 0), [1.0, 0.0, 0.0])
+    tied = np.array([[2.0, 2.0, 1.0], [3.0, 3.0, 0.0]])
+    np.testing.assert_allclose(bootstrap_best(tied, 200, 0), [0.5, 0.5, 0.0])
+
+
+def test_leave_one_out_finds_the_datasets_the_leader_depends_on():
+    # method 1 wins 3 of 5 datasets; leaving out one of its wins makes a 2-2 tie, which goes to method 0 (order)
+    scores = np.array([[1.0, 3.0], [1.0, 3.0], [3.0, 1.0], [3.0, 1.0], [1.0, 3.0]])
+    assert leave_one_out_changes(scores) == (1, [0, 1, 4])
+    steady = np.array([[3.0, 1.0], [3.0, 2.0], [4.0, 1.0]])
+    assert leave_one_out_changes(steady) == (0, [])
+
+
+def test_bayesian_signed_rank_is_mirrored_and_sees_equivalence():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(70, 90, 12)
+    better = a + 3.0 + rng.normal(0, 0.2, 12)
+    pa, pr, pb = bayesian_signed_rank(better, a, rope=1.0, seed=1)
+    assert pa > 0.95 and pb < 0.01 and pa + pr + pb == pytest.approx(1.0)
+    qa, qr, qb = bayesian_signed_rank(a, better, rope=1.0, seed=1)
+    assert (qa, qr, qb) == pytest.approx((pb, pr, pa), abs=0.01)
+    same = a + rng.normal(0, 0.05, 12)
+    assert bayesian_signed_rank(same, a, rope=1.0, seed=1)[1] > 0.95
+
+
+def test_bayesian_signed_rank_agrees_with_the_reference_implementation():
+    """baycomp 1.0.3 (Benavoli et al.'s own package; not a dependency, see bayesian_signed_rank) printed
+    (0.82988, 0.17012, 0.0) for SignedRankTest.probs(x, y, rope=0.01, nsamples=50000, random_state=1) on these
+    values (2026-11-28); ours, with its own random draws, must agree to the sampling error."""
+    x = np.array([0.80, 0.82, 0.75, 0.90, 0.66, 0.71])
+    y = x - np.array([0.01, 0.02, -0.005, 0.03, 0.01, 0.015])
+    assert bayesian_signed_rank(x, y, rope=0.01, seed=1) == pytest.approx((0.82988, 0.17012, 0.0), abs=0.01)
+
+
+def _results():
+    """Two classification datasets x three methods x 6 splits; A is 5 points better everywhere, B and C tie."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for ds, base in (("d1", 70.0), ("d2", 80.0), ("d3", 60.0)):
+        for split in range(6):
+            noise = rng.normal(0, 1.0)
+            for method, shift in (("A", 5.0), ("B", 0.0), ("C", 0.0)):
+                rows.append({"dataset": ds, "method": method, "split": split, "status": "ok", "n_train": 160,
+                             "n_test": 40, "accuracy": base + shift + noise + rng.normal(0, 0.3)})
+    frame = pd.DataFrame(rows)
+    summary = (frame.groupby(["dataset", "method"], sort=False)["accuracy"].mean().rename("metric_mean")
+               .reset_index().assign(task="classification", metric="accuracy", fit_mean=0.1))
+    exp = SimpleNamespace(methods=[SimpleNamespace(name=m) for m in "ABC"], protocol=SimpleNamespace(seed=7))
+    return SimpleNamespace(rows=frame, experiment=exp), summary
+
+
+def test_the_leaderboard_ranks_the_better_method_first_with_its_wins(tmp_path):
+    res, summary = _results()
+    tables, images = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=200))
+    board = tables[0]
+    assert board.title == "Leaderboard: classification"
+    assert [r[0].text for r in board.rows][0] == "A" and board.rows[0][1].text == "1.00"
+    assert board.rows[0][2].text == "1.00" and board.rows[0][3].text == "3"  # P(best), datasets won
+    assert all(r[4].text == "0/0/3" for r in board.rows[1:])  # B and C lose to A on all three datasets
+    pairs = tables[1]
+    assert pairs.rows[0][0].text == "A" and float(pairs.rows[0][2].text) > 0.9
+    matrix = tables[2]
+    assert matrix.rows[0][0].text == "A" and {c.text for c in matrix.rows[0][2:]} == {"3/0/0"}
+    assert images and images[0].exists()
+
+
+def test_a_leaderboard_outside_an_accuracy_experiment_is_a_config_error(write_config):
+    from tkbench.config import ConfigError, load_config
+
+    cfg = {"name": "x", "kind": "scaling", "protocol": {"splits": 1}, "datasets": ["liver"],
+           "methods": [{"name": "svm", "family": "svm_rbf", "grid": {}}],
+           "scaling": {"sizes": [50, 100]}, "leaderboard": {}}
+    with pytest.raises(ConfigError, match="leaderboard"):
+        load_config(write_config(cfg))
+
+
+def test_the_leaderboard_and_the_significance_table_read_one_verdict_rule():
+    """PairedTest.verdict is the one rule (corrected t-test at 0.05, sign of t by the metric's direction)."""
+    from tkbench.report.statistics import paired_test
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(80, 1, 30)
+    test = paired_test(base + 2.0, base + rng.normal(0, 0.3, 30), 500, 100)
+    assert test.verdict(True) == "better" and test.verdict(False) == "worse"
+    tie = paired_test(base + rng.normal(0, 0.3, 30), base + rng.normal(0, 0.3, 30), 500, 100)
+    assert tie.p_corrected_t >= 0.05 and tie.verdict(True) == "tie"
+    assert paired_test(base, base, 500, 100).verdict(True) == paired_test(base, base, 500, 100).undefined != ""
+
+
+def test_gain_and_risk_count_what_paper_002_figure_2_counts():
+    """Three methods on four sets: the gain counts sets where a method beats the best other by >= p %, the risk
+    sets where it trails the best by > p %; from the paper's own Table 1 the gain at 5 % is its text's (5, 3, 1)."""
+    from pathlib import Path
+
+    import yaml
+
+    from tkbench.report.relative import gain_risk
+
+    errors = pd.DataFrame({"A": [1.0, 1.0, 2.0, 1.0], "B": [1.2, 0.9, 1.0, 1.0], "C": [1.04, 1.0, 1.0, 3.0]})
+    gain, risk = gain_risk(errors, np.array([0.0, 5.0, 50.0]))
+    assert gain["A"].tolist() == [2, 0, 0]  # set 0 by 4 %, set 3 a tie (ties count at p = 0)
+    assert gain["B"].tolist() == [3, 1, 0] and gain["C"].tolist() == [1, 0, 0]  # B: set 1 by 11 %
+    assert risk["A"].tolist() == [2, 2, 1] and risk["C"].tolist() == [3, 2, 1]  # A: 11 % on set 1, 100 % on set 2
+    root = Path(__file__).resolve().parents[2]
+    table = yaml.safe_load((root / "configs" / "reference" / "hgk2016_table1.yaml").read_text())["results"]
+    frame = pd.DataFrame({ds: {m: v[0] for m, v in cells.items()} for ds, cells in table.items()}).T
+    gain, _ = gain_risk(frame[["HGK", "RF", "DNN"]], np.array([5.0]))
+    assert {m: int(g[0]) for m, g in gain.items()} == {"HGK": 5, "RF": 3, "DNN": 1}
+
+
+def test_relative_errors_need_methods_of_the_config(write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(name="rel")
+    cfg["relative_errors"] = {"baseline": "svm", "methods": ["svm", "nosuch"]}
+    with pytest.raises(ConfigError, match=r"relative_errors\.methods.*nosuch"):
+        load_config(write_config(cfg))
+
+
+def test_a_learning_curve_groups_the_sizes_of_one_dataset(write_config, tmp_path):
+    """learning_curve: (paper 000 Figures 5 and 7): entries holding the same data at several sizes become one
+    curve per method, x the training rows, with n per point; an entry alone is no curve."""
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+    from tkbench.config import load_config
+    from tkbench.report.build import build_report
+
+    cfg = tiny_config(name="lc")
+    cfg["protocol"]["splits"] = 2
+    cfg["learning_curve"] = {"residual": True}
+    cfg["datasets"] = [{"name": "liver", "alias": "liver_40", "subsample": 50},
+                       {"name": "liver", "alias": "liver_80", "subsample": 100}, "pima"]
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}]
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
+    written = build_report(tmp_path, formats=["md"])
+    assert "learning_curve_liver.png" in {p.name for p in written}
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "### Learning curve: liver (" in md and "| liver_40 | 38 |" in md and "(n = 2)" in md  # 50 rows, 25 % test
+    assert "Learning curve: pima" not in md
+
+
+def test_a_learning_curve_belongs_to_an_accuracy_experiment(write_config):
+    from tests.conftest import tiny_config
+    from tkbench.config import load_config
+    from tkbench.errors import ConfigError
+
+    cfg = tiny_config(name="lc2", kind="scaling", scaling={"sizes": [40, 80]})
+    cfg["learning_curve"] = {"residual": False}
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    with pytest.raises(ConfigError, match="learning curves in an accuracy experiment only"):
+        load_config(write_config(cfg))

@@ -1,0 +1,99 @@
+"""What the runs left in a plan will cost, estimated from finished rows (``tkbench run --dry-run``, issue 50).
+
+A user plans a sweep before starting it. For each (dataset, method) cell with runs left, the estimate is the median
+``total_seconds`` (CV and final fit) of finished ok rows of the same cell, found in the results folder and in every
+results folder beside it or under ``results/`` (the committed sweeps):
+
+- "same runs": rows whose run identity (:meth:`tkbench.bench.spec.RunSpec.identity`) equals the planned run's but
+  for the split, its seed and the shared-CV setting: the same data, size, method, parameters, grid and protocol;
+- "same family and size": failing those, rows of the same family on the same data with the same training size
+  (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or protocol: a
+  rougher guess, said so;
+- none: no estimate ("no rows"), and the total says how many cells it leaves out.
+
+Times are the rows' wall-clock seconds with the threads they ran with (their rows say which); the total is the time
+of the runs one after another (divide by the workers of a parallel sweep). Rows made on another machine or under
+load carry that machine's times: the estimate is a plan, not a promise.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tkbench.bench.spec import RunSpec
+from tkbench.bench.store import ResultStore
+
+NOT_THE_CELL = ("split", "seed", "tuning", "schema")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float  # per run
+    n_rows: int
+    basis: str  # "same runs" | "same family and size"
+
+
+def _as_stored(spec: RunSpec, key: str | None) -> RunSpec:
+    """A stored row's spec as its key was made: a row made before its family changed a default (``key`` no longer
+    recomputes) ran with the old default, which its spec's params do not name (:mod:`tkbench.keys`)."""
+    import dataclasses
+
+    from tkbench.bench.spec import changed_defaults, run_key
+
+    if key is None or run_key(spec) == key:
+        return spec
+    old = {name: values[0] for name, values in changed_defaults(spec.family).items() if name not in spec.params}
+    return dataclasses.replace(spec, params={**old, **spec.params}) if old else spec
+
+
+def _cell_identity(spec: RunSpec) -> str:
+    ident = {k: v for k, v in spec.identity().items() if k not in NOT_THE_CELL}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _rough(spec: RunSpec) -> str:
+    return json.dumps([spec.family, spec.dataset, spec.options, spec.subsample, spec.test_fraction, spec.size,
+                       spec.features], sort_keys=True, default=str)
+
+
+def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
+    """The ok rows of ``out`` and of every results folder beside it or under ``root`` (the default results folder's
+    parent, ``results/``), each a folder with a rows/ subfolder."""
+    folders = {out}
+    for parent in {out.parent, *([root] if root is not None else [])}:
+        if parent.is_dir():
+            folders |= {p for p in parent.iterdir() if (p / "rows").is_dir()}
+    rows = []
+    for folder in sorted(folders):
+        rows += [r for r in ResultStore(folder).rows()
+                 if r.get("status") == "ok" and isinstance(r.get("total_seconds"), int | float)]
+    return rows
+
+
+def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
+    """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
+    exact: dict[str, list[float]] = {}
+    rough: dict[str, list[float]] = {}
+    for r in rows:
+        try:
+            spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
+            exact.setdefault(_cell_identity(spec), []).append(float(r["total_seconds"]))
+            rough.setdefault(_rough(spec), []).append(float(r["total_seconds"]))
+        except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
+            continue
+    out: dict[tuple[str, str], Estimate | None] = {}
+    for s in pending:
+        cell = (s.label, s.method)
+        if cell in out:
+            continue
+        same = exact.get(_cell_identity(s))
+        if same:
+            out[cell] = Estimate(statistics.median(same), len(same), "same runs")
+            continue
+        near = rough.get(_rough(s))
+        out[cell] = Estimate(statistics.median(near), len(near), "same family and size") if near else None
+    return out

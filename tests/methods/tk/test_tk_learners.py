@@ -248,3 +248,21 @@ def test_auto_dual_solver_is_smo_above_1000_rows_or_with_float32_storage():
     assert est._dual_solver(1000) == "libsvm" and est._dual_solver(1001) == "smo"
     assert TKClassifier(kernel_dtype="float32")._dual_solver(50) == "smo"
     assert TKClassifier(dual_solver="libsvm")._dual_solver(5000) == "libsvm"
+
+
+def test_in_many_dimensions_the_tessellated_part_is_below_float_resolution_and_delta_drops_out():
+    """Why TK at degree 1 trails on sonar (60 features; docs/methods/tk.md, high dimension): the indicator part of
+    the kernel has weight prod_k (b - max(x_k, y_k)) / (b - a) against the constant block (1 + 2 delta)^n, below
+    float64's resolution at n = 60, so the learned kernel is a polynomial kernel on the monomials, scaled by a
+    delta-dependent constant that normalize=True divides out: delta no longer changes the decision function beyond
+    the SVM solves' tolerance (1e-12 to 1e-4 of its scale, by solver). At n = 4 it does (the control, so that this
+    can fail)."""
+    rng = np.random.default_rng(0)
+    for n, moved in ((60, (0.0, 1e-2)), (4, (0.1, np.inf))):
+        X = rng.uniform(size=(120, n))
+        y = np.where(X[:, 0] + X[:, 1] ** 2 + 0.3 * rng.normal(size=120) > 0.9, 1, -1)
+        Xt = rng.uniform(size=(200, n))
+        f1, f10 = (TKClassifier(C=10, degree=1, delta=delta, normalize=True, max_iter=20).fit(X, y)
+                   .decision_function(Xt) for delta in (1.0, 10.0))
+        change = np.max(np.abs(f1 - f10)) / np.max(np.abs(f1))
+        assert moved[0] <= change < moved[1], (n, change)

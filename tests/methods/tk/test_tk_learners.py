@@ -1,6 +1,8 @@
 """TKClassifier / TKRegressor: scikit-learn contract, train/test kernel consistency, tasks, configs."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.svm import SVC, SVR
@@ -262,7 +264,15 @@ def test_in_many_dimensions_the_tessellated_part_is_below_float_resolution_and_d
         X = rng.uniform(size=(120, n))
         y = np.where(X[:, 0] + X[:, 1] ** 2 + 0.3 * rng.normal(size=120) > 0.9, 1, -1)
         Xt = rng.uniform(size=(200, n))
-        f1, f10 = (TKClassifier(C=10, degree=1, delta=delta, normalize=True, max_iter=20).fit(X, y)
-                   .decision_function(Xt) for delta in (1.0, 10.0))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            models = [TKClassifier(C=10, degree=1, delta=delta, normalize=True, max_iter=20).fit(X, y)
+                      for delta in (1.0, 10.0)]
+        f1, f10 = (m.decision_function(Xt) for m in models)
         change = np.max(np.abs(f1 - f10)) / np.max(np.abs(f1))
         assert moved[0] <= change < moved[1], (n, change)
+        # the fit says so (a UserWarning, the share in its diagnostics) where, and only where, it happens
+        share = models[0].tessellated_share_
+        warned = [w for w in caught if "tessellated part" in str(w.message)]
+        assert (share < 1e-12) is (n == 60) and bool(warned) is (n == 60), (n, share)
+        assert models[0].diagnostics()["tessellated_share"] == share

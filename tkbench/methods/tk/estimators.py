@@ -252,7 +252,16 @@ class _TKBase(BaseEstimator):
         self.a_, self.b_ = box(X.shape[1], self.delta)
         self.q_ = n_basis(X.shape[1], int(self.degree), self.basis)
         self.resumed_ = None
-        return self._scale(X)
+        X01 = self._scale(X)
+        self.tessellated_share_ = tessellated_share(X01, self.a_, self.b_)
+        if self.tessellated_share_ < SHARE_WARN:
+            warnings.warn(
+                f"TK: on these {X.shape[1]} features the kernel's tessellated part is {self.tessellated_share_:.1e} "
+                f"of its constant block (1 + 2 delta)^n (the median over pairs of training rows); below "
+                f"{SHARE_WARN:g} it keeps at most 4 significant digits in float64, and the learned kernel is in "
+                f"effect a polynomial kernel of degree {self.degree} (docs/methods/tk.md, high dimension). Fewer "
+                f"features (PCA, say) or another kernel family suit such data better.", UserWarning, stacklevel=3)
+        return X01
 
     def _store(self, results, X01):
         self.P_ = np.stack([r.P for r, *_ in results])
@@ -307,6 +316,7 @@ class _TKBase(BaseEstimator):
         gap = float(last.get("relative_gap", np.nan)) if last else None
         extras = {"objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
                   "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,
+                  "tessellated_share": float(getattr(self, "tessellated_share_", np.nan)),
                   "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
                   if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
                   **({"sdp_status": last["sdp_status"]} if sdp else {})}
@@ -319,6 +329,22 @@ class _TKBase(BaseEstimator):
                                   f"relative duality gap (OPT_P - OPT_A) / |OPT_A| <= tol = {self.tol:g}, or "
                                   f"max_iter = {self.max_iter}", {"relative_gap": gap}, extras=extras)
         return report.as_diagnostics()
+
+
+SHARE_WARN = 1e-12  # below it the tessellated part has at most 4 of float64's ~16 significant digits left
+
+
+def tessellated_share(X01: np.ndarray, a: np.ndarray, b: np.ndarray, rows: int = 64) -> float:
+    """The median over pairs of (at most ``rows``) training rows of prod_k (b_k - max(x_k, y_k)) / (b_k - a_k):
+    the weight of the kernel's indicator ("tessellated") part, K_11 of Corollary 13 at degree 0, against its constant
+    block prod_k (b_k - a_k). It falls exponentially with the number of features (sonar, 60 features, delta = 1:
+    3e-17), and below float64's resolution the learned kernel is a polynomial kernel (docs/methods/tk.md). Computed
+    in logarithms, on the first ``rows`` rows (a deterministic subset: the same data gives the same share)."""
+    Z = X01[:rows]
+    if len(Z) < 2:
+        return 1.0
+    logs = np.log(b[None, None, :] - np.maximum(Z[:, None, :], Z[None, :, :])).sum(-1) - np.log(b - a).sum()
+    return float(np.exp(np.median(logs[np.triu_indices(len(Z), 1)])))
 
 
 class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):

@@ -28,7 +28,7 @@ SWEEPING = "the benchmark runs over several sessions with resume (issue 51); the
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
     "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
-        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
+        "TK", "TK_block", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
         "GRAM", "liquidSVM", "GPyTorch_SM")},
     "steinwart2016_table1": {
         **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; queued behind the table's draws 2-5 sweep"

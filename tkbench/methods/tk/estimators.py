@@ -274,13 +274,14 @@ class _TKBase(BaseEstimator):
         self.resumed_ = None
         X01 = self._scale(X)
         self.tessellated_share_ = tessellated_share(X01, self.a_, self.b_)
-        if self.tessellated_share_ < SHARE_WARN:
+        if self.tessellated_share_ < SHARE_WARN and not self.block_scale:  # (block_scale keeps it: its own scale)
             warnings.warn(
                 f"TK: on these {X.shape[1]} features the kernel's tessellated part is {self.tessellated_share_:.1e} "
                 f"of its constant block (1 + 2 delta)^n (the median over pairs of training rows); below "
                 f"{SHARE_WARN:g} it keeps at most 4 significant digits in float64, and the learned kernel is in "
-                f"effect a polynomial kernel of degree {self.degree} (docs/methods/tk.md, high dimension). Fewer "
-                f"features (PCA, say) or another kernel family suit such data better.", UserWarning, stacklevel=3)
+                f"effect a polynomial kernel of degree {self.degree} (docs/methods/tk.md, high dimension). "
+                f"block_scale=True learns P where the tessellated part competes (not the papers' parametrisation); "
+                f"fewer features (PCA, say) also help.", UserWarning, stacklevel=3)
         return X01
 
     def _store(self, results, X01):

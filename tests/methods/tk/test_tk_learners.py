@@ -301,6 +301,21 @@ def test_block_scale_learns_in_the_reparametrisation_and_predicts_with_its_kerne
         Kb = H @ tk_kernel(X01, None, P * np.outer(D, D), clf.a_, clf.b_, 1, "x") @ H
         assert np.mean(np.diag(Kb)) == pytest.approx(1.0)
     np.testing.assert_allclose(np.trace(clf.P_ / np.outer(D, D)), 2 * q)  # the trace constraint is on P
+    # the P-step's gradient in the reparametrisation, D grad D, against a central finite difference of
+    # w^T K(D P D) w along a random symmetric direction (the certificate rests on it)
+    from tkbench.methods.tk.kernel import tk_gradient
+
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=len(X))
+    E = rng.normal(size=(2 * q, 2 * q))
+    E = E + E.T
+    P = clf.P_ / np.outer(D, D)
+
+    def f(t):
+        return w @ tk_kernel(X01, None, (P + t * E) * np.outer(D, D), clf.a_, clf.b_, 1, "x") @ w
+
+    grad = tk_gradient(X01, w, clf.a_, clf.b_, 1, "x") * np.outer(D, D)
+    assert np.sum(grad * E) == pytest.approx((f(1e-3) - f(-1e-3)) / 2e-3, rel=1e-6)
     # the papers' parametrisation is the default and unchanged
     plain = TKClassifier(C=10.0, delta=0.2, tol=1e-3, svm_tol=1e-8).fit(X, y)
     np.testing.assert_allclose(np.trace(plain.P_), 2 * plain.q_)

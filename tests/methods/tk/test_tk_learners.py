@@ -294,6 +294,7 @@ def test_block_scale_learns_in_the_reparametrisation_and_predicts_with_its_kerne
     np.testing.assert_allclose(clf.decision_function(X), svm.decision_function(H @ K @ H), atol=1e-5)
     assert np.linalg.eigvalsh(clf.P_).min() > -1e-9
     D = block_scales(X01, clf.a_, clf.b_, 1, "x", center=True)
+    np.testing.assert_array_equal(clf.block_scales_, D)
     q = clf.q_
     for half in (slice(0, q), slice(q, 2 * q)):
         P = np.zeros((2 * q, 2 * q))

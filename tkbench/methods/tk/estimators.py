@@ -184,7 +184,7 @@ class _TKBase(BaseEstimator):
         dtype = np.dtype(self.kernel_dtype)
         means = {}  # the raw kernel's row means at the last evaluation (= its column means: K is symmetric)
         # block_scale: Frank-Wolfe's P is P_eff / outer(D, D); every kernel and gradient pass sees P_eff
-        DD = np.outer(*(2 * [block_scales(X01, a, b, d, basis, center)])) if self.block_scale else None
+        DD = np.outer(self.block_scales_, self.block_scales_) if self.block_scale else None
 
         def raw(P):  # the training kernel matrix, centred if asked, stored in ``dtype``; its raw row means
             if DD is not None:
@@ -274,6 +274,9 @@ class _TKBase(BaseEstimator):
         self.resumed_ = None
         X01 = self._scale(X)
         self.tessellated_share_ = tessellated_share(X01, self.a_, self.b_)
+        # D of block_scale, once per fit (every one-vs-rest problem shares the inputs); None without it
+        self.block_scales_ = block_scales(X01, self.a_, self.b_, int(self.degree), self.basis, bool(self.center)) \
+            if self.block_scale else None
         if self.tessellated_share_ < SHARE_WARN and not self.block_scale:  # (block_scale keeps it: its own scale)
             warnings.warn(
                 f"TK: on these {X.shape[1]} features the kernel's tessellated part is {self.tessellated_share_:.1e} "

@@ -122,6 +122,10 @@ def test_multiclass_is_one_vs_rest():
     clf = TKClassifier(C=10.0, tol=1e-2).fit(ds.X, ds.y)
     assert clf.multiclass_ == "one-vs-rest" and clf.P_.shape[0] == 3
     assert clf.decision_function(ds.X).shape == (150, 3) and clf.score(ds.X, ds.y) > 0.7
+    # the row's diagnostics: a result row of a multi-class TK run (the benchmark's satimage) failed here when the
+    # per-class support sets had different sizes
+    assert len({len(s) for s in clf.support_}) > 1
+    assert clf.diagnostics()["n_support"] == sum(len(s) for s in clf.support_)
 
 
 def test_continuous_target_is_an_error_not_a_regression():

@@ -341,8 +341,9 @@ class _TKBase(BaseEstimator):
         extras = {"objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
                   "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,
                   "tessellated_share": float(getattr(self, "tessellated_share_", np.nan)),
-                  "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
-                  if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
+                  # one-vs-rest: a list of index arrays of different lengths (not one array)
+                  "n_support": int(sum(len(s) for s in self.support_)) if self.P_.ndim == 3 else len(self.support_),
+                  "basis": self.basis,
                   **({"sdp_status": last["sdp_status"]} if sdp else {})}
         if sdp:  # paper 000's SDP (Opt. 24) by an interior-point solver: its iterations are not counted
             report = SolverReport("SDP, paper 000 Opt. 24 (cvxpy)", None, bool(np.all(self.converged_)),

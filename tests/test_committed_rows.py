@@ -31,12 +31,12 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
         "TK", "TK_block", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
         "GRAM", "liquidSVM", "GPyTorch_SM")},
     "steinwart2016_table1": {
-        **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; queued behind the table's draws 2-5 sweep"
-           for ds in ("higgs", "cod")},
+        **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; RF (30) and DNN (5) in since 2026-11-29, the "
+           "SVM's and HGK's draws (1-2 core-hours each at 7000 rows) queued" for ds in ("higgs", "cod")},
         **{f"*/{m}": "issue 50: the SVM's draws 2-5, HGK_refit's 5 draws and HGK_cv_refit's 3 run over several "
            "sessions with resume" for m in ("SVM", "HGK_refit", "HGK_cv_refit")}},
     "ghiasi2010_table2": {f"{ds}/*": "issue 52: the Raetsch arrays' sets, added 2026-11-28; their sweep runs over "
-                          "several sessions" for ds in ("twonorm", "flare_solar", "splice", "thyroid")},
+                          "several sessions (thyroid done 2026-11-29)" for ds in ("twonorm", "flare_solar", "splice")},
 }
 
 

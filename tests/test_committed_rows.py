@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tkbench.bench.plan import make_plan
+from tkbench.bench.progress import unfinished
 from tkbench.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,7 @@ SWEEPING = "the benchmark runs over several sessions with resume (issue 51); the
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
     "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
-        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
+        "TK", "TK_block", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
         "GRAM", "liquidSVM", "GPyTorch_SM")},
     "steinwart2016_table1": {
         **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; queued behind the table's draws 2-5 sweep"
@@ -40,23 +41,14 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
 
 
 def missing_runs(folder: Path) -> dict[str, list[int]]:
-    """"dataset/method" -> the planned splits of that cell that have no row with an outcome in ``folder``."""
-    from tkbench.kinds import get_kind
-
-    out: dict[str, list[int]] = {}
-    rows = folder / "rows"
+    """"dataset/method" -> the planned splits of that cell that have no row with an outcome in ``folder``
+    (tkbench.bench.progress: the report's rule)."""
     exp = load_config(ROOT / "configs" / f"{folder.name}.yaml")
     plan = make_plan(exp)
-    stored = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in rows.glob("*.json")}
-    gate = get_kind(exp.kind).gate(exp, plan)  # a scaling budget's left-out sizes: planned, never to be started
-    if gate is not None:
-        gate.note_rows(stored.values())
-    for spec in plan:
-        status = stored[spec.key].get("status") if spec.key in stored else None
-        if status is None and gate is not None and gate(spec) is not None:
-            continue
-        if status not in ("ok", "failed", "timeout"):
-            out.setdefault(f"{spec.label}/{spec.method}", []).append(spec.split)
+    stored = [json.loads(p.read_text(encoding="utf-8")) for p in (folder / "rows").glob("*.json")]
+    out: dict[str, list[int]] = {}
+    for spec in unfinished(exp, plan, stored):
+        out.setdefault(f"{spec.label}/{spec.method}", []).append(spec.split)
     return out
 
 

@@ -82,3 +82,20 @@ def test_a_shared_cv_is_priced_once_per_cell_not_once_per_run(write_config, tmp_
     run_experiment(exp, out_dir=out, dry_run=True, console=console, progress=False)
     line = next(x for x in console.export_text().splitlines() if "svm" in x and "same runs" in x)
     assert f"{fit_part:.3g}" in line.split("│")[7]
+
+
+def test_a_run_that_read_the_cached_shared_cv_is_not_charged_for_it(write_config):
+    """Every row of a shared-CV cell names the CV's seconds; the runs that read the cached choice did not pay them.
+    Subtracting the CV from those rows priced paper 004's cells at a negative time per run (-432 s on banana)."""
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"].update(splits=6, tune_on_first=1)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0], "gamma": [1.0]}}]
+    plan = make_plan(load_config(write_config(cfg)))
+    # run 0 computed a 480 s CV and fitted in 20 s; runs 1-3 read the cached choice
+    rows = [{"status": "ok", "total_seconds": total, "cv_seconds": 480.0, "cv": {"shared": True},
+             "spec": spec.to_dict(), "key": None}
+            for spec, total in zip(plan[:4], [500.0, 3.0, 4.0, 5.0], strict=True)]
+    est = estimate([s for s in plan if s.split >= 4], rows)[("liver", "svm")]
+    assert est.seconds == pytest.approx(4.5)  # the median of 20, 3, 4 and 5: no run costs less than nothing
+    assert est.shared_cv == pytest.approx(480.0)
+    assert est.total(2, cv_done=True) == pytest.approx(9.0)

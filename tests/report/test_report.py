@@ -396,6 +396,30 @@ def test_scaling_slope_per_solver_iteration(tmp_path):
     assert slopes["per_iteration_slope"].isna().all()
 
 
+def test_a_curve_against_the_second_size_axis_keeps_its_look_on_every_dataset(tmp_path, monkeypatch):
+    """Plots against a varied size (q, say) draw one curve per (method, m). A curve used to take the look of its
+    position in each plot, so "b (m=100)" had a's colour on the dataset where a did not run."""
+    import matplotlib.axes
+    import pandas as pd
+
+    from tkbench.report.plots import scaling_plots
+
+    rows = pd.DataFrame([{"dataset": ds, "method": method, "status": "ok", "size": 100, "n_train": 100, "repeat": 0,
+                          "vary_param": "degree", "vary_value": d, "size_value": d, "fit_seconds": 0.1 * d}
+                         for ds, methods in (("d1", ("a", "b")), ("d2", ("b",))) for method in methods
+                         for d in (1, 2, 4)])
+    drawn: dict[str, set] = {}
+    original = matplotlib.axes.Axes.loglog
+
+    def record(self, *args, **kwargs):
+        drawn.setdefault(kwargs.get("label", "").split(":")[0], set()).add((kwargs.get("color"), kwargs.get("marker")))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "loglog", record)
+    scaling_plots(rows, tmp_path)
+    assert len(drawn["b (m=100)"]) == 1 and drawn["b (m=100)"] != drawn["a (m=100)"]
+
+
 def test_reference_evaluation_measures_skip_accuracy_pairs():
     """An evaluation reference may be the accuracy table's own file (paper 004's digits): its [mean, std] pairs are
     skipped, not converted (the report used to fail there), and test seconds become test milliseconds."""

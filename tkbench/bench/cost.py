@@ -14,7 +14,11 @@ results folder beside it or under ``results/`` (the committed sweeps):
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
 ``cv.shared``) counts its final fit per run, and the shared CV's median is added once for a cell that has no
 finished run in the results folder yet (whose tuning is therefore not cached there). Before 2026-11-28 the first
-run's CV was counted for every run left, so a pilot of one split per cell priced a 30-split cell at 30 CVs.
+run's CV was counted for every run left, so a pilot of one split per cell priced a 30-split cell at 30 CVs. Every
+row of such a cell names the CV's seconds, but only the run that computed it paid them: a row shorter than its CV
+read the cached choice, and its whole time is its own (before 2026-11-29 the CV was subtracted from it too, and
+paper 004's cells priced at -432 s a run). A run that computed part of the CV while another worker computed the
+rest is counted whole, an over-estimate.
 
 Times are the rows' wall-clock seconds with the threads they ran with (their rows say which); the total is the time
 of the runs one after another (divide by the workers of a parallel sweep). Rows made on another machine or under
@@ -93,7 +97,10 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
             cv = r.get("cv")
             shared = float(r.get("cv_seconds") or 0.0) if isinstance(cv, dict) and cv.get("shared") else 0.0
-            pair = (float(r["total_seconds"]) - shared, shared)
+            total = float(r["total_seconds"])
+            # every row of the cell names the shared CV's seconds, but only the run that computed it paid them:
+            # a run that read the cached choice took less time than the CV itself
+            pair = (total - shared if total >= shared else total, shared)
             exact.setdefault(_cell_identity(spec), []).append(pair)
             rough.setdefault(_rough(spec), []).append(pair)
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it

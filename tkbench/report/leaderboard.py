@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tkbench.bench.progress import FINISHED
 from tkbench.report.aggregate import HIGHER_IS_BETTER
 from tkbench.report.statistics import average_ranks, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
@@ -109,11 +110,13 @@ def _verdict(ok: pd.DataFrame, ds: str, a: str, b: str, metric: str) -> str:
 
 def unfinished_cells(res) -> dict[tuple[str, str], tuple[int, int]]:
     """(dataset label, method) -> (finished, planned) runs, for the cells of the config's plan whose runs have not
-    all finished (ok, failed or timed out): a sweep over several sessions, or a method cut short."""
+    all finished (ok, failed or timed out: :data:`tkbench.bench.progress.FINISHED`): a sweep over several sessions,
+    or a method cut short."""
     from collections import Counter
 
     planned = Counter(zip(res.planned["dataset"], res.planned["method"], strict=True))
-    done = res.rows[res.rows["status"].isin(["ok", "failed", "timeout"])]
+    # tkbench.bench.progress's outcomes (a leaderboard's accuracy kinds have no gate that leaves runs out)
+    done = res.rows[res.rows["status"].isin(FINISHED)]
     finished = Counter(zip(done["dataset"], done["method"], strict=True))
     return {cell: (finished.get(cell, 0), n) for cell, n in planned.items() if finished.get(cell, 0) < n}
 

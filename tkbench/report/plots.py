@@ -137,6 +137,11 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
     series = sorted({(m, v) for m, v in zip(ok["method"], ok["vary_key"], strict=True)},
                     key=lambda mv: (mv[0], _num(mv[1])))
     style = {mv: series_style(i) for i, mv in enumerate(series)}  # one look per curve in every plot
+    # the plots against the second size axis draw one curve per (method, m): each keeps its look on every dataset
+    # (before 2026-11-29 a curve took the look of its position in each plot)
+    varied = ok[ok["vary_param"].notna()]
+    second = sorted({(m, float(n)) for m, n in zip(varied["method"], varied["size"], strict=True)})
+    second_style = {mn: series_style(i) for i, mn in enumerate(second)}
     for dataset, by_ds in ok.groupby("dataset", sort=False):
         param = by_ds["vary_param"].dropna().iloc[0] if by_ds["vary_param"].notna().any() else None
         fig, ax = plt.subplots(figsize=(6, 4.5))
@@ -160,12 +165,12 @@ def scaling_plots(rows: pd.DataFrame, out_dir: Path, size_label: str | None = No
             sizes = by_vp["vary_size"].dropna() if "vary_size" in by_vp else pd.Series(dtype=object)
             label = sizes.iloc[0] if len(sizes) else (size_label if vparam == param else None) or vparam
             fig, ax = plt.subplots(figsize=(6, 4.5))
-            for i, ((method, m), cur) in enumerate(sorted(by_vp.groupby(["method", "size"], sort=False))):
+            for (method, m), cur in sorted(by_vp.groupby(["method", "size"], sort=False)):
                 means = cur.groupby("size_value")["fit_seconds"].mean().sort_index()
                 curve = _curve(dataset, method, label, f"m={plain(m)}", means, _at_largest(cur, "size_value"))
                 slopes.append(curve)
                 ax.loglog(means.index, means.values, label=f"{method} (m={plain(m)}): slope {curve['slope']:.2f}",
-                          **series_style(i))
+                          **second_style[method, float(m)])
             _size_ticks(ax, by_vp["size_value"].dropna())
             suffix = "size" if len(params) == 1 else f"size_{vparam}"
             written += save_figure(fig, ax, out_dir / f"scaling_{dataset}_{suffix}", f"{label} (varied through {vparam})",

@@ -160,19 +160,13 @@ def _progress(root: Path, name: str) -> tuple[int, int]:
     counts as finished: its outcome is in the report (e.g. the SDP refused for lack of memory); missing runs and
     crashes (e.g. a sweep interrupted mid-run) are what a resume still has to do."""
     from tkbench.bench.plan import make_plan
+    from tkbench.bench.progress import unfinished
     from tkbench.bench.store import ResultStore
     from tkbench.config import load_config
-    from tkbench.kinds import get_kind
 
     exp = load_config(root / "configs" / f"{name}.yaml")
     plan = make_plan(exp)
-    store = ResultStore(root / "results" / name)
-    statuses = store.statuses()
-    gate = get_kind(exp.kind).gate(exp, plan)  # runs a scaling budget left out count as finished: never started
-    if gate is not None:
-        gate.note_rows(store.rows())
-    return sum(statuses.get(s.key) in ("ok", "failed", "timeout")
-               or (gate is not None and s.key not in statuses and gate(s) is not None) for s in plan), len(plan)
+    return len(plan) - len(unfinished(exp, plan, ResultStore(root / "results" / name).rows())), len(plan)
 
 
 VERDICTS = ("within 1 std", "better", "worse")

@@ -27,6 +27,7 @@ coordinates).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from numbers import Integral, Real
@@ -100,6 +101,14 @@ class _TKBase(BaseEstimator):
         "float64" or "float32": the storage of the two m x m training kernels; float32 halves memory and the SMO
         solver's memory traffic, its arithmetic stays float64; centring is done in float64 before the rounding, at
         the cost of a second kernel pass.
+    block_scale : bool, default=False
+        not the papers' kernel: learn P in the reparametrisation P_eff = D P D, D = diag(sqrt(s1) I_q, sqrt(s2) I_q),
+        with s1, s2 making the indicator block (P11's kernel) and the complement block (P22's) each of unit mean
+        centred diagonal on the training data (the first 1000 rows). The kernel class is TK's (every PSD P_eff); the
+        trace constraint, and so what Frank-Wolfe favours, changes. In many dimensions the indicator block is
+        exponentially smaller than the complement (3e-17 on sonar, 60 features) and the papers' parametrisation
+        learns a polynomial kernel; this one lets the tessellated part compete (docs/methods/tk.md, high
+        dimension). ``P_`` is P_eff. Frank-Wolfe only.
     epsilon : float >= 0, default=0.1
         SVR tube width, regression. TKRegressor only.
     """
@@ -127,6 +136,7 @@ class _TKBase(BaseEstimator):
         "booster_step": [Interval(Real, 0, None, closed="neither"), None],
         "booster_max_iter": [Interval(Integral, 0, None, closed="left")],
         "kernel_dtype": [StrOptions({"float64", "float32"})],
+        "block_scale": ["boolean"],
     }
 
     def _check_params(self) -> None:
@@ -135,6 +145,8 @@ class _TKBase(BaseEstimator):
         if self.kernel_dtype == "float32" and (self.solver != "fw" or self.dual_solver == "libsvm"):
             raise ValueError("kernel_dtype='float32' needs solver='fw' and dual_solver='smo' (LIBSVM and the SDP "
                              "take float64 matrices)")
+        if self.block_scale and self.solver != "fw":
+            raise ValueError("block_scale=True needs solver='fw' (the SDP is written in the papers' parametrisation)")
         if self.normalize and not self.center:
             raise ValueError("normalize=True needs center=True (the scale is that of the centred kernel)")
 
@@ -147,7 +159,7 @@ class _TKBase(BaseEstimator):
         if self.checkpoint is None:
             return None
         facts = {k: getattr(self, k, None) for k in ("C", "epsilon", "degree", "delta", "basis", "trace", "center",
-                                                        "normalize", "svm_tol", "dual_solver", "kernel_dtype")}
+                                                        "normalize", "svm_tol", "dual_solver", "kernel_dtype", "block_scale")}
         return Checkpoint(f"{self.checkpoint}.{problem}.npz", fingerprint(X01, y, task=task, **facts))
 
     def _dual_solver(self, m: int) -> str:
@@ -171,8 +183,12 @@ class _TKBase(BaseEstimator):
         P0 = np.eye(size) * (T / size)  # the solvers' starting point
         dtype = np.dtype(self.kernel_dtype)
         means = {}  # the raw kernel's row means at the last evaluation (= its column means: K is symmetric)
+        # block_scale: Frank-Wolfe's P is P_eff / outer(D, D); every kernel and gradient pass sees P_eff
+        DD = np.outer(*(2 * [block_scales(X01, a, b, d, basis, center)])) if self.block_scale else None
 
         def raw(P):  # the training kernel matrix, centred if asked, stored in ``dtype``; its raw row means
+            if DD is not None:
+                P = P * DD
             if dtype == np.float64:
                 K = tk_kernel(X01, None, P, a, b, d, basis)
                 if not center:
@@ -207,7 +223,9 @@ class _TKBase(BaseEstimator):
 
         def gradient(w):
             w = w - w.mean() if center else w  # <P, D(Hw)> = w^T H K(P) H w
-            D = tk_gradient(X01, w, a, b, d, basis)
+            D = tk_gradient(X01, w, a, b, d, basis)  # <P_eff, D> = <P, D * DD>
+            if DD is not None:
+                D = D * DD
             return D / scale if scale != 1.0 else D
 
         if self.solver == "fw":
@@ -231,6 +249,8 @@ class _TKBase(BaseEstimator):
             # "optimal_inaccurate" for solutions whose certified gap is 1e-7); a capped refit certifies nothing
             res = FWResult(sdp.P, sol, 0, bool(rel <= float(self.tol) and not sol.capped), [entry], 1, 1,
                            n_svm_capped=int(sol.capped))
+        if DD is not None:  # the predictor's kernel is K(P_eff)
+            res = dataclasses.replace(res, P=res.P * DD)
         sv = res.solution.support
         coef = res.solution.w[sv] / scale
         intercept = float(res.solution.intercept)
@@ -252,7 +272,16 @@ class _TKBase(BaseEstimator):
         self.a_, self.b_ = box(X.shape[1], self.delta)
         self.q_ = n_basis(X.shape[1], int(self.degree), self.basis)
         self.resumed_ = None
-        return self._scale(X)
+        X01 = self._scale(X)
+        self.tessellated_share_ = tessellated_share(X01, self.a_, self.b_)
+        if self.tessellated_share_ < SHARE_WARN:
+            warnings.warn(
+                f"TK: on these {X.shape[1]} features the kernel's tessellated part is {self.tessellated_share_:.1e} "
+                f"of its constant block (1 + 2 delta)^n (the median over pairs of training rows); below "
+                f"{SHARE_WARN:g} it keeps at most 4 significant digits in float64, and the learned kernel is in "
+                f"effect a polynomial kernel of degree {self.degree} (docs/methods/tk.md, high dimension). Fewer "
+                f"features (PCA, say) or another kernel family suit such data better.", UserWarning, stacklevel=3)
+        return X01
 
     def _store(self, results, X01):
         self.P_ = np.stack([r.P for r, *_ in results])
@@ -307,6 +336,7 @@ class _TKBase(BaseEstimator):
         gap = float(last.get("relative_gap", np.nan)) if last else None
         extras = {"objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
                   "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,
+                  "tessellated_share": float(getattr(self, "tessellated_share_", np.nan)),
                   "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
                   if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
                   **({"sdp_status": last["sdp_status"]} if sdp else {})}
@@ -321,12 +351,52 @@ class _TKBase(BaseEstimator):
         return report.as_diagnostics()
 
 
+def block_scales(X01: np.ndarray, a: np.ndarray, b: np.ndarray, d: int, basis: str, center: bool,
+                 rows: int = 1000) -> np.ndarray:
+    """D of ``block_scale``: sqrt(s1) on the first q coordinates of P, sqrt(s2) on the last q, where 1 / s1 and
+    1 / s2 are the mean (centred, when ``center``) diagonals of the kernels at P = diag(I_q, 0) (the indicator
+    block) and P = diag(0, I_q) (the complement), on the first ``rows`` training rows (deterministic). A block
+    whose kernel vanishes there keeps the factor 1."""
+    from tkbench.methods.tk.kernel import n_basis as _n_basis
+
+    q = _n_basis(X01.shape[1], d, basis)
+    Z = X01[:rows]
+    out = np.ones(2 * q)
+    for half in (slice(0, q), slice(q, 2 * q)):
+        P = np.zeros((2 * q, 2 * q))
+        P[half, half] = np.eye(q)
+        K = tk_kernel(Z, None, P, a, b, d, basis)
+        diag = np.diag(_centred(K, K.mean(axis=1)) if center else K)
+        mean = float(np.mean(diag))
+        if mean > 0 and np.isfinite(mean):
+            out[half] = 1.0 / np.sqrt(mean)
+    return out
+
+
+SHARE_WARN = 1e-12  # below it the tessellated part has at most 4 of float64's ~16 significant digits left
+
+
+def tessellated_share(X01: np.ndarray, a: np.ndarray, b: np.ndarray, rows: int = 64) -> float:
+    """The median over pairs of (at most ``rows``) training rows of prod_k (b_k - max(x_k, y_k)) / (b_k - a_k):
+    the weight of the kernel's indicator ("tessellated") part, K_11 of Corollary 13 at degree 0, against its constant
+    block prod_k (b_k - a_k). It falls exponentially with the number of features (sonar, 60 features, delta = 1:
+    3e-17), and below float64's resolution the learned kernel is a polynomial kernel (docs/methods/tk.md). Computed
+    in logarithms, on the first ``rows`` rows (a deterministic subset: the same data gives the same share)."""
+    Z = X01[:rows]
+    if len(Z) < 2:
+        return 1.0
+    logs = np.log(b[None, None, :] - np.maximum(Z[:, None, :], Z[None, :, :])).sum(-1) - np.log(b - a).sum()
+    return float(np.exp(np.median(logs[np.triu_indices(len(Z), 1)])))
+
+
 class TKClassifier(SignedTargetsMixin, ClassifierMixin, _TKBase):
     """Soft-margin SVM with a learned tessellated kernel (paper 003, Algorithm 2); parameters in :class:`_TKBase`."""
 
     def __init__(self, C=1.0, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None, trace=None,
                  solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="auto",
-                 checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64"):
+                 checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64",
+                 block_scale=False):
+        self.block_scale = block_scale
         self.kernel_dtype = kernel_dtype
         self.booster_step = booster_step
         self.booster_max_iter = booster_max_iter
@@ -358,7 +428,9 @@ class TKRegressor(RegressorMixin, _TKBase):
 
     def __init__(self, C=1.0, epsilon=0.1, degree=1, delta=0.1, basis="x", tol=1e-2, max_iter=100, svm_tol=None,
                  trace=None, solver="fw", sdp_solver="clarabel", center=True, normalize=False, dual_solver="auto",
-                 checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64"):
+                 checkpoint=None, booster_step=None, booster_max_iter=1000, kernel_dtype="float64",
+                 block_scale=False):
+        self.block_scale = block_scale
         self.kernel_dtype = kernel_dtype
         self.booster_step = booster_step
         self.booster_max_iter = booster_max_iter

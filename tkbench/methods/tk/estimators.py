@@ -184,7 +184,7 @@ class _TKBase(BaseEstimator):
         dtype = np.dtype(self.kernel_dtype)
         means = {}  # the raw kernel's row means at the last evaluation (= its column means: K is symmetric)
         # block_scale: Frank-Wolfe's P is P_eff / outer(D, D); every kernel and gradient pass sees P_eff
-        DD = np.outer(*(2 * [block_scales(X01, a, b, d, basis, center)])) if self.block_scale else None
+        DD = np.outer(self.block_scales_, self.block_scales_) if self.block_scale else None
 
         def raw(P):  # the training kernel matrix, centred if asked, stored in ``dtype``; its raw row means
             if DD is not None:
@@ -274,13 +274,17 @@ class _TKBase(BaseEstimator):
         self.resumed_ = None
         X01 = self._scale(X)
         self.tessellated_share_ = tessellated_share(X01, self.a_, self.b_)
-        if self.tessellated_share_ < SHARE_WARN:
+        # D of block_scale, once per fit (every one-vs-rest problem shares the inputs); None without it
+        self.block_scales_ = block_scales(X01, self.a_, self.b_, int(self.degree), self.basis, bool(self.center)) \
+            if self.block_scale else None
+        if self.tessellated_share_ < SHARE_WARN and not self.block_scale:  # (block_scale keeps it: its own scale)
             warnings.warn(
                 f"TK: on these {X.shape[1]} features the kernel's tessellated part is {self.tessellated_share_:.1e} "
                 f"of its constant block (1 + 2 delta)^n (the median over pairs of training rows); below "
                 f"{SHARE_WARN:g} it keeps at most 4 significant digits in float64, and the learned kernel is in "
-                f"effect a polynomial kernel of degree {self.degree} (docs/methods/tk.md, high dimension). Fewer "
-                f"features (PCA, say) or another kernel family suit such data better.", UserWarning, stacklevel=3)
+                f"effect a polynomial kernel of degree {self.degree} (docs/methods/tk.md, high dimension). "
+                f"block_scale=True learns P where the tessellated part competes (not the papers' parametrisation); "
+                f"fewer features (PCA, say) also help.", UserWarning, stacklevel=3)
         return X01
 
     def _store(self, results, X01):
@@ -337,8 +341,9 @@ class _TKBase(BaseEstimator):
         extras = {"objective": float(self.objective_[0]), "n_svm_solves": self.n_svm_solves_,
                   "n_svm_capped": self.n_svm_capped_, "q": 2 * self.q_,
                   "tessellated_share": float(getattr(self, "tessellated_share_", np.nan)),
-                  "n_support": int(np.sum([len(s) for s in np.atleast_1d(self.support_)]))
-                  if self.P_.ndim == 3 else len(self.support_), "basis": self.basis,
+                  # one-vs-rest: a list of index arrays of different lengths (not one array)
+                  "n_support": int(sum(len(s) for s in self.support_)) if self.P_.ndim == 3 else len(self.support_),
+                  "basis": self.basis,
                   **({"sdp_status": last["sdp_status"]} if sdp else {})}
         if sdp:  # paper 000's SDP (Opt. 24) by an interior-point solver: its iterations are not counted
             report = SolverReport("SDP, paper 000 Opt. 24 (cvxpy)", None, bool(np.all(self.converged_)),

@@ -648,3 +648,21 @@ def test_the_curves_of_a_plot_with_many_methods_stay_distinguishable():
 
     looks = [tuple(sorted(series_style(i).items())) for i in range(30)]
     assert len(set(looks)) == 30
+
+
+def test_rows_are_reported_under_their_plans_labels(write_config, tmp_path):
+    """A label renamed after its runs (an alias added) keeps the run keys, and the stored rows keep the old label.
+    Paper 004's generator twonorm rows said "twonorm" after that name went to the Raetsch array, and the report
+    paired two sets' rows as one (a crash in the paired tests)."""
+    from tests.conftest import tiny_config
+    from tkbench.bench.runner import run_experiment
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 2
+    out = tmp_path / "res"
+    run_experiment(load_config(write_config(cfg)), out_dir=out, n_jobs=1, progress=False)
+    for path in (out / "rows").glob("*.json"):
+        row = json.loads(path.read_text())
+        path.write_text(json.dumps({**row, "dataset": "a_label_of_old"}))
+    res = load_results(out)
+    assert set(res.rows["dataset"]) == {"liver"} and len(res.rows) == len(res.planned)

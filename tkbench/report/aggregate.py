@@ -56,6 +56,12 @@ def load_results(results_dir: str | Path, config: str | Path | None = None) -> R
     keys = set(planned["key"]) if len(planned) else set()
     raw, damaged = store.read_all()  # one pass: the rows and the files that are not rows
     rows = pd.DataFrame([r for r in raw if r["key"] in keys])
+    if len(rows):  # a row is reported under its plan's labels: a label renamed since the run (an alias added, say)
+        # does not change the run key, and the stored row still carries the old one (paper 004's twonorm rows of
+        # Breiman's generator said "twonorm" after that name went to the Raetsch array's rows)
+        by_key = planned.set_index("key")
+        rows["dataset"] = rows["key"].map(by_key["dataset"])
+        rows["method"] = rows["key"].map(by_key["method"])
     return Results(root, exp, rows, planned, stale=sum(r["key"] not in keys for r in raw), damaged=damaged)
 
 

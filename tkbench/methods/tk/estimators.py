@@ -362,9 +362,7 @@ def block_scales(X01: np.ndarray, a: np.ndarray, b: np.ndarray, d: int, basis: s
     1 / s2 are the mean (centred, when ``center``) diagonals of the kernels at P = diag(I_q, 0) (the indicator
     block) and P = diag(0, I_q) (the complement), on the first ``rows`` training rows (deterministic). A block
     whose kernel vanishes there keeps the factor 1."""
-    from tkbench.methods.tk.kernel import n_basis as _n_basis
-
-    q = _n_basis(X01.shape[1], d, basis)
+    q = n_basis(X01.shape[1], d, basis)
     Z = X01[:rows]
     out = np.ones(2 * q)
     for half in (slice(0, q), slice(q, 2 * q)):

@@ -8,7 +8,7 @@ CONFIG ?= configs/smoke.yaml
 # results go to results/<config file name>, whatever the config's `name:` says
 NAME    = $(basename $(notdir $(CONFIG)))
 
-.PHONY: install run test bench lint smoke-check report reproduce-report clean
+.PHONY: install run test bench lint smoke-check peers-check report reproduce-report clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,21 @@ smoke-check: install
 	$(BIN)/tkbench check results/smoke_sikl --baseline results/baselines/smoke_sikl.json
 	$(BIN)/tkbench run configs/smoke_hgk.yaml -j $(JOBS) --no-progress
 	$(BIN)/tkbench check results/smoke_hgk --baseline results/baselines/smoke_hgk.json
+
+## the peers' adapters (issue 51; the optional extra, never required by the rest): install '.[peers]' (torch's CPU
+## wheel, TORCH, unless a torch is already there), run their tests, which fail here instead of skipping, and the
+## peers' smoke run against its baseline. CI runs this after smoke-check.
+TORCH ?= 2.13.0
+PEERS_STAMP := $(VENV)/.peers-installed
+$(PEERS_STAMP): $(STAMP)
+	@if $(BIN)/python -c "import torch" 2>/dev/null; then pin=; else pin='torch==$(TORCH)'; fi; \
+	  echo "installing the peers extra $$pin"; $(BIN)/python -m pip install --quiet -e '.[dev,peers]' $$pin
+	@touch $(PEERS_STAMP)
+
+peers-check: $(PEERS_STAMP)
+	TKBENCH_REQUIRE_PEERS=1 $(BIN)/python -m pytest tests/methods/peers -p no:cacheprovider -q
+	$(BIN)/tkbench run configs/smoke_peers.yaml -j $(JOBS) --no-progress
+	$(BIN)/tkbench check results/smoke_peers --baseline results/baselines/smoke_peers.json
 
 ## benchmarks: configs/bench_*.yaml (speed and memory studies, not tests)
 bench: install

@@ -12,6 +12,7 @@ target scaler. Regression only (a GP classifier needs approximate inference, bey
 """
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -116,7 +117,10 @@ class SpectralMixtureGPRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         X = validate_data(self, X, reset=False)
         torch = need("torch", "torch")
-        with torch.no_grad():
+        gpytorch = need("gpytorch", "gpytorch")
+        with torch.no_grad(), warnings.catch_warnings():
+            # predicting on the training rows (the run's training accuracy) is meant: not a forgotten model.train()
+            warnings.simplefilter("ignore", gpytorch.utils.warnings.GPInputWarning)
             return self.likelihood_(self.model_(torch.tensor(np.asarray(X, dtype=float)))).mean.numpy()
 
     def diagnostics(self) -> dict[str, Any]:

@@ -37,7 +37,8 @@ class _LiquidBase(BaseEstimator):
     threads : int >= 1, default=1
         liquidSVM's threads.
     random_state : int >= 0, default=0
-        liquidSVM's ``random_seed`` (its fold split).
+        liquidSVM's ``random_seed`` (its fold split), modulo 2**31: liquidSVM reads it as a C ``int`` and fails
+        to train ("problems with command args") from 2**31 on, where tkbench's split seeds often lie.
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -55,12 +56,18 @@ class _LiquidBase(BaseEstimator):
 
     def _config(self) -> dict[str, Any]:
         return {"folds": int(self.folds), "grid_choice": int(self.grid_choice), "threads": int(self.threads),
-                "random_seed": int(self.random_state), "display": 0}
+                "random_seed": int(self.random_state) % 2**31, "display": 0}
+
+    _dummy_label = 0.0  # the labels handed to liquidSVM's test with the rows to predict (see _predict_raw)
 
     def _predict_raw(self, X) -> np.ndarray:
+        """liquidSVM's ``predict`` calls its ``test`` with all-zero labels, which a binary classifier refuses
+        ("labels of train and test file do not match", issue 51's CI smoke run): so ``test`` is called here with a
+        label the model was trained on. The labels only score liquidSVM's own test error, which is not read."""
         check_is_fitted(self, "model_")
-        X = validate_data(self, X, reset=False)
-        return np.asarray(self.model_.predict(np.asarray(X, dtype=float)), dtype=float)
+        X = np.asarray(validate_data(self, X, reset=False), dtype=float)
+        results = self.model_.test(X, np.full(X.shape[0], self._dummy_label))[0]
+        return np.asarray(results[:, self.model_.predictCols], dtype=float)
 
     def diagnostics(self) -> dict[str, Any]:
         return SolverReport(f"liquidSVM {version('liquidSVM')} {type(self.model_).__name__}", None, None,
@@ -98,6 +105,7 @@ class LiquidSVMClassifier(ClassifierMixin, _LiquidBase):
         self.classes_ = self.encoder_.classes_
         codes = self.encoder_.transform(y).astype(float) + 1.0  # liquidSVM's labels: numbers
         self.model_ = liquid.mcSVM(np.asarray(X, dtype=float), codes, mcType=self.mc_type, **self._config())
+        self._dummy_label = 1.0  # a code it was trained on
         return self
 
     def predict(self, X):

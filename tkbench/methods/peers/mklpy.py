@@ -93,9 +93,17 @@ class MKLpyClassifier(ClassifierMixin, BaseEstimator):
         self.learning_rate = learning_rate
 
     def _rows(self, X: np.ndarray):
+        """MKLpy's ``normalization`` (each row to unit norm), except that a zero row stays zero where MKLpy
+        divides by its zero norm and hands NaN to the solver (``Input X contains NaN``): on the original breast
+        cancer every benign row at the minimum of all nine features is zero after min-max scaling. A zero row
+        has kernel value 0 with every row under the homogeneous polynomial kernels, as its limit would."""
         torch = need("torch", "torch")
         prep = need("MKLpy.preprocessing", "MKLpy")
-        return prep.normalization(torch.tensor(np.asarray(X, dtype=float)))
+        X = np.asarray(X, dtype=float)
+        zero = ~np.any(X != 0, axis=1)
+        out = prep.normalization(torch.tensor(np.where(zero[:, None], 1.0, X)))
+        out[torch.from_numpy(zero)] = 0.0
+        return out
 
     def _kernel_list(self, A, B) -> list:
         pairwise = need("MKLpy.metrics.pairwise", "MKLpy")

@@ -75,6 +75,31 @@ def test_the_other_mklpy_algorithms_learn_a_multiclass_problem(algorithm):
     assert np.mean(model.predict(X[60:]) == y[60:]) > 0.6
 
 
+@mklpy
+@pytest.mark.parametrize("algorithm", ["easymkl", "average"])
+def test_mklpy_rows_at_the_minimum_of_every_feature_do_not_become_nan(algorithm):
+    """Min-max scaling maps a row at every feature's minimum to zero (the original breast cancer has 4), and
+    MKLpy's row normalisation divides it by its zero norm: NaN, and every EasyMKL and GRAM run on that set failed.
+    The adapter keeps such rows zero and normalises the others exactly as MKLpy does. (GRAM itself can still fail
+    on many zero rows: its radius-margin steps overflow, then cvxopt's "domain error", as on Liver without any.)"""
+    torch = need("torch", "torch")
+    from MKLpy.preprocessing import normalization
+
+    from tkbench.methods.peers.mklpy import MKLpyClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(80, 4))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    X[::10] = 0.0  # 8 zero rows
+    assert torch.isnan(normalization(torch.tensor(X))).any()  # the peer's own normalisation
+    model = MKLpyClassifier(algorithm=algorithm, C=10.0, max_iter=5).fit(X[:60], y[:60])
+    rows = model._rows(X).numpy()
+    assert np.all(rows[::10] == 0) and np.isfinite(rows).all()
+    keep = np.any(X != 0, axis=1)
+    np.testing.assert_allclose(rows[keep], normalization(torch.tensor(X[keep])).numpy())
+    assert np.mean(model.predict(X[60:]) == y[60:]) >= 0.6
+
+
 @liquid
 def test_liquidsvm_is_its_own_iris_example():
     """liquidSVM's docstring example (mcSVM on iris, tested on iris) run directly and through the adapter:

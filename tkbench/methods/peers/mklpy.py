@@ -16,6 +16,8 @@ More than two classes: MKLpy's own one-vs-rest wrapper (``multiclass_strategy='o
 """
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -33,6 +35,18 @@ ALGORITHMS = {"easymkl": "EasyMKL", "gram": "GRAM", "average": "AverageMKL"}
 
 def _numpy(values) -> np.ndarray:
     return values.detach().cpu().numpy() if hasattr(values, "detach") else np.asarray(values)
+
+
+
+@contextmanager
+def _quiet_torch():
+    """MKLpy 0.6 uses two idioms that torch deprecates (``x.T`` on tensors that are not 2-D, ``torch.tensor`` of a
+    tensor), and torch warns on every call, which buries a sweep's log: those two warnings only are silenced,
+    around MKLpy's own calls."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"The use of `x\.T` on tensors", category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"To copy construct from a tensor", category=UserWarning)
+        yield
 
 
 class MKLpyClassifier(ClassifierMixin, BaseEstimator):
@@ -79,9 +93,17 @@ class MKLpyClassifier(ClassifierMixin, BaseEstimator):
         self.learning_rate = learning_rate
 
     def _rows(self, X: np.ndarray):
+        """MKLpy's ``normalization`` (each row to unit norm), except that a zero row stays zero where MKLpy
+        divides by its zero norm and hands NaN to the solver (``Input X contains NaN``): on the original breast
+        cancer every benign row at the minimum of all nine features is zero after min-max scaling. A zero row
+        has kernel value 0 with every row under the homogeneous polynomial kernels, as its limit would."""
         torch = need("torch", "torch")
         prep = need("MKLpy.preprocessing", "MKLpy")
-        return prep.normalization(torch.tensor(np.asarray(X, dtype=float)))
+        X = np.asarray(X, dtype=float)
+        zero = ~np.any(X != 0, axis=1)
+        out = prep.normalization(torch.tensor(np.where(zero[:, None], 1.0, X)))
+        out[torch.from_numpy(zero)] = 0.0
+        return out
 
     def _kernel_list(self, A, B) -> list:
         pairwise = need("MKLpy.metrics.pairwise", "MKLpy")
@@ -114,7 +136,8 @@ class MKLpyClassifier(ClassifierMixin, BaseEstimator):
                         learner=svm.SVC(C=float(self.C)))
         else:
             model = cls(learner=svm.SVC(C=float(self.C)))
-        self.model_ = model.fit(KL, target)
+        with _quiet_torch():
+            self.model_ = model.fit(KL, target)
         self.n_kernels_ = len(KL)
         solution = getattr(self.model_, "solution", None)
         weights = getattr(solution, "weights", None)
@@ -127,11 +150,13 @@ class MKLpyClassifier(ClassifierMixin, BaseEstimator):
         return self._kernel_list(self._rows(X), self.rows_)
 
     def predict(self, X):
-        codes = _numpy(self.model_.predict(self._test_kernels(X))).astype(int)
+        with _quiet_torch():
+            codes = _numpy(self.model_.predict(self._test_kernels(X))).astype(int)
         return self.encoder_.inverse_transform(codes)
 
     def decision_function(self, X):
-        return _numpy(self.model_.decision_function(self._test_kernels(X))).astype(float)
+        with _quiet_torch():
+            return _numpy(self.model_.decision_function(self._test_kernels(X))).astype(float)
 
     def diagnostics(self) -> dict[str, Any]:
         w = self.weights_

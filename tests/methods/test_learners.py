@@ -163,7 +163,7 @@ def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_
     X, y = _data("classification", 2, n=200)
     family = get_family("svm_rbf")
     est = make_estimator(family, "classification", random_state=0)
-    grid = {"C": [-1.0, 1.0, 10.0], "gamma": [0.1, 1.0]}  # (C = -1 fails: its errors are kept too)
+    grid = {"C": [-1.0, 1.0, 10.0], "gamma": [0.1, 1.0]}  # (C = -1 fails: fitted again on resume, fails again)
     plain, plain_report = select_params(est, family, grid, X, y, task="classification", k=4, seed=2)
     path = tmp_path / "cv.folds.json"
     full, full_report = select_params(est, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
@@ -196,6 +196,42 @@ def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_
     _, report = select_params(broken, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
     assert report["failed_candidates"] == plain_report["failed_candidates"] + 1
     assert [r["mean"] for r in report["scores"]][2:5] == [r["mean"] for r in plain_report["scores"]][2:5]
+
+
+def test_a_resumed_cv_fits_its_earlier_failures_again_and_a_failed_cv_leaves_no_checkpoint(tmp_path):
+    """A failure is never kept (as a failed run is never done): the kernel benchmark's pilot had cached the NaN
+    scores of a bug of the MKLpy adapter in a shared CV's checkpoint, and the fixed code, resumed, failed the cell
+    again from the stored NaNs. Resumed, a CV fits again exactly the candidates that failed before (fixed: the
+    uninterrupted result; still failing: NaN again) and reuses the rest; a CV whose every candidate failed removes
+    its checkpoint, so that a re-run starts afresh."""
+    import json
+
+    X, y = _data("classification", 2, n=200)
+    family = get_family("svm_rbf")
+    est = make_estimator(family, "classification", random_state=0)
+    grid = {"C": [1.0, 10.0], "gamma": [0.1, 1.0]}
+    path = tmp_path / "cv.folds.json"
+    plain, plain_report = select_params(est, family, grid, X, y, task="classification", k=3, seed=2)
+    select_params(est, family, grid, X, y, task="classification", k=3, seed=2, checkpoint=path)
+    saved = json.loads(path.read_text())
+    # an earlier session in which candidate 0 failed in folds 0 and 1, killed after 2 candidates of fold 2
+    folds = [list(f) for f in saved["folds"]]
+    folds[0][0] = folds[1][0] = None
+    stale = {**saved, "folds": folds[:2], "partial": [[v] for v in saved["folds"][2][:2]],
+             "errors": ["{'C': 1.0, 'gamma': 0.1}: ValueError: Input X contains NaN."] * 2}
+    path.write_text(json.dumps(stale))
+    broken = make_estimator(family, "classification", random_state=0, params={"kernel": "broken"})
+    _, report = select_params(broken, family, grid, X, y, task="classification", k=3, seed=2, checkpoint=path)
+    # still failing: only the two failed fits and fold 2's last two candidates were attempted (all raise)
+    assert report["failed_candidates"] == 4
+    assert [r["mean"] for r in report["scores"]][1] == [r["mean"] for r in plain_report["scores"]][1]
+    path.write_text(json.dumps(stale))
+    chosen, report = select_params(est, family, grid, X, y, task="classification", k=3, seed=2, checkpoint=path)
+    assert chosen == plain and report["scores"] == plain_report["scores"] and report["failed_candidates"] == 0
+    assert json.loads(path.read_text())["errors"] == []
+    with pytest.raises(RuntimeError, match="every CV candidate failed"):
+        select_params(broken, family, grid, X, y, task="classification", k=3, seed=2, checkpoint=path.with_name("x"))
+    assert not path.with_name("x").exists()
 
 
 @pytest.mark.parametrize("family, params", [

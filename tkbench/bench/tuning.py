@@ -91,59 +91,66 @@ def select_params(
     def elapsed() -> float:
         return done["seconds"] + resumed + time.perf_counter() - t0
 
-    errors: list[str] = list(done["errors"])
+    # A resumed CV keeps what its earlier sessions finished, but never a failure: a candidate that raised then is
+    # fitted again (the cause may have been fixed since, and a kept failure would fail the cell forever), so the
+    # errors are this call's own. A warm-started chain with a failure in a finished fold is redone whole.
+    errors: list[str] = []
     warm = family.warm_start and not isinstance(estimator, TransformedTargetRegressor)  # that one clones on fit
     fit_states = fit_checkpoint is not None and family.checkpoint_cv_fits and not warm \
         and takes_checkpoint(estimator)
+    width = len(path_values)
+    stored = [[f[c * width:(c + 1) * width] for c in range(len(combos))] for f in done["folds"]]
+    finished: list[list[float]] = []  # the folds finished so far, flat as the checkpoint keeps them
     for fold, (train, valid) in enumerate(folds(task, y, k, seed, stratify)):
-        if fold < len(done["folds"]):  # finished before an interruption
-            for cell, value in zip(table, done["folds"][fold], strict=True):
-                table[cell].append(value)
-            continue
+        if fold < len(stored):
+            known, patching = stored[fold], True
+        else:
+            known, patching = ([] if warm or fold > len(stored) else done["partial"]), False
+        if warm and not all(np.isfinite(v).all() for v in known):
+            known = []
         shared = set_model_params(clone(estimator), {"warm_start": True}) if warm else None
-        partial = [] if warm else done["partial"]  # this fold's candidates finished before an interruption
-        done["partial"] = []
+        current: list[list[float]] = []  # this fold's candidates so far (the checkpoint's ``partial``)
         for c, combo in enumerate(combos):
-            if c < len(partial):
-                for v, value in zip(path_values, partial[c], strict=True):
-                    table[(c, v)].append(value)
-                done["partial"].append(partial[c])
-                continue
-            est = shared if warm else clone(estimator)
-            params = dict(combo)
-            if use_path:
-                params[family.path_param] = max(path_values)
-            if fit_states:
-                params["checkpoint"] = f"{fit_checkpoint}{fold}-{c}"
-            set_model_params(est, params)
-            try:
-                est.fit(X[train], y[train])
-                if fit_states:  # a fit continued from its saved state: its earlier sessions' time counts too
-                    resumed += float(getattr(fitted_model(est), "fit_seconds_before_resume_", 0.0) or 0.0)
-                if by_ls:
-                    scores = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
-                else:
-                    preds = (path_predictions(est, family, X[valid], path_values) if use_path
-                             else {None: est.predict(X[valid])})
-                    scores = {v: score(task, y[valid], p) for v, p in preds.items()}
-            except Exception as exc:  # a candidate that cannot be fitted is skipped, not fatal
-                errors.append(f"{combo}: {type(exc).__name__}: {exc}")
-                if fit_states:  # its saved state would never be resumed
-                    _remove_fit_states(f"{fit_checkpoint}{fold}-{c}")
-                scores = dict.fromkeys(path_values, math.nan)
-            for v in path_values:
-                table[(c, v)].append(scores[v])
-            if checkpoint is not None and not warm and c < len(combos) - 1:
-                done["partial"].append([scores[v] for v in path_values])
-                _write_checkpoint(checkpoint, done["folds"], errors, elapsed(),
-                                  done["partial"])
-        done["partial"] = []  # the finished fold replaces its partial record; the next fold starts empty
+            if c < len(known) and np.isfinite(known[c]).all():
+                values = [float(v) for v in known[c]]
+            else:
+                est = shared if warm else clone(estimator)
+                params = dict(combo)
+                if use_path:
+                    params[family.path_param] = max(path_values)
+                if fit_states:
+                    params["checkpoint"] = f"{fit_checkpoint}{fold}-{c}"
+                set_model_params(est, params)
+                try:
+                    est.fit(X[train], y[train])
+                    if fit_states:  # a fit continued from its saved state: its earlier sessions' time counts too
+                        resumed += float(getattr(fitted_model(est), "fit_seconds_before_resume_", 0.0) or 0.0)
+                    if by_ls:
+                        scores = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
+                    else:
+                        preds = (path_predictions(est, family, X[valid], path_values) if use_path
+                                 else {None: est.predict(X[valid])})
+                        scores = {v: score(task, y[valid], p) for v, p in preds.items()}
+                except Exception as exc:  # a candidate that cannot be fitted is skipped, not fatal
+                    errors.append(f"{combo}: {type(exc).__name__}: {exc}")
+                    if fit_states:  # its saved state would never be resumed
+                        _remove_fit_states(f"{fit_checkpoint}{fold}-{c}")
+                    scores = dict.fromkeys(path_values, math.nan)
+                values = [scores[v] for v in path_values]
+                if checkpoint is not None and not warm and not patching and c < len(combos) - 1:
+                    _write_checkpoint(checkpoint, finished + done["folds"][fold:], errors, elapsed(),
+                                      current + [values])
+            for v, value in zip(path_values, values, strict=True):
+                table[(c, v)].append(value)
+            current.append(values)
+        finished.append([cells[-1] for cells in table.values()])
         if checkpoint is not None:
-            done["folds"].append([cells[-1] for cells in table.values()])
-            _write_checkpoint(checkpoint, done["folds"], errors, elapsed())
+            _write_checkpoint(checkpoint, finished + done["folds"][fold + 1:], errors, elapsed())
     means = {cell: float(np.mean(s)) for cell, s in table.items()}
     finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]
-    if not finite:
+    if not finite:  # a finished CV that failed: nothing to resume, and a re-run (after a fix) starts afresh
+        if checkpoint is not None:
+            checkpoint.unlink(missing_ok=True)
         raise RuntimeError("every CV candidate failed: " + "; ".join(errors[:3]))
     order = {cell: i for i, cell in enumerate(table)}
     best_cell, best = max(finite, key=lambda cm: (cm[1], -order[cm[0]]))

@@ -99,3 +99,20 @@ def test_a_run_that_read_the_cached_shared_cv_is_not_charged_for_it(write_config
     assert est.seconds == pytest.approx(4.5)  # the median of 20, 3, 4 and 5: no run costs less than nothing
     assert est.shared_cv == pytest.approx(480.0)
     assert est.total(2, cv_done=True) == pytest.approx(9.0)
+
+
+def test_a_row_that_resumed_part_of_the_shared_cv_counts_its_final_fit_only(write_config):
+    """A pilot's CV resumed from an earlier session's fold checkpoint: the row's total (473 s) holds this session's
+    share of the CV (which names 699 s) and a 2.8 s fit. Every later run pays the fit, not the 473 s."""
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"].update(splits=6, tune_on_first=1)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0], "gamma": [1.0]}}]
+    plan = make_plan(load_config(write_config(cfg)))
+    row = {"status": "ok", "total_seconds": 473.1, "cv_seconds": 699.1, "cv": {"shared": True},
+           "fit_seconds": 2.75, "predict_seconds": 0.05, "spec": plan[0].to_dict(), "key": None}
+    est = estimate([s for s in plan if s.split >= 1], [row])[("liver", "svm")]
+    assert est.seconds == pytest.approx(2.8)
+    assert est.shared_cv == pytest.approx(699.1)
+    # without the timed fit recorded, the row is counted whole (an over-estimate, never less than nothing)
+    bare = {k: v for k, v in row.items() if k not in ("fit_seconds", "predict_seconds")}
+    assert estimate([s for s in plan if s.split >= 1], [bare])[("liver", "svm")].seconds == pytest.approx(473.1)

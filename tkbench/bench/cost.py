@@ -17,8 +17,11 @@ finished run in the results folder yet (whose tuning is therefore not cached the
 run's CV was counted for every run left, so a pilot of one split per cell priced a 30-split cell at 30 CVs. Every
 row of such a cell names the CV's seconds, but only the run that computed it paid them: a row shorter than its CV
 read the cached choice, and its whole time is its own (before 2026-11-29 the CV was subtracted from it too, and
-paper 004's cells priced at -432 s a run). A run that computed part of the CV while another worker computed the
-rest is counted whole, an over-estimate.
+paper 004's cells priced at -432 s a run). A row shorter than its CV may also have computed part of it (a CV resumed
+from an earlier session's fold checkpoint, or finished beside another worker): such a row counts its timed final
+fit and prediction (``fit_seconds`` + ``predict_seconds``), which every later run pays, and not its wall-clock
+total (before 2026-11-29 a resumed pilot CV priced sonar's SIKL_CGM at 473 s a run for a 2.8 s fit). Rows without
+those fields are counted whole.
 
 Times are the rows' wall-clock seconds with the threads they ran with (their rows say which); the total is the time
 of the runs one after another (divide by the workers of a parallel sweep). Rows made on another machine or under
@@ -88,6 +91,15 @@ def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+def _own_fit(row: dict[str, Any], total: float) -> float:
+    """Seconds of a shared-CV row's final fit when its total is shorter than the CV: the timed fit and prediction
+    if the row has them (it may have computed part of a resumed CV), else its whole total."""
+    fit, predict = row.get("fit_seconds"), row.get("predict_seconds")
+    if isinstance(fit, int | float) and fit >= 0:
+        return min(total, float(fit) + (float(predict) if isinstance(predict, int | float) else 0.0))
+    return total
+
+
 def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
     exact: dict[str, list[tuple[float, float]]] = {}
@@ -100,7 +112,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             total = float(r["total_seconds"])
             # every row of the cell names the shared CV's seconds, but only the run that computed it paid them:
             # a run that read the cached choice took less time than the CV itself
-            pair = (total - shared if total >= shared else total, shared)
+            pair = (total - shared if total >= shared else _own_fit(r, total), shared)
             exact.setdefault(_cell_identity(spec), []).append(pair)
             rough.setdefault(_rough(spec), []).append(pair)
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it

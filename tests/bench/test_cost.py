@@ -116,3 +116,36 @@ def test_a_row_that_resumed_part_of_the_shared_cv_counts_its_final_fit_only(writ
     # without the timed fit recorded, the row is counted whole (an over-estimate, never less than nothing)
     bare = {k: v for k, v in row.items() if k not in ("fit_seconds", "predict_seconds")}
     assert estimate([s for s in plan if s.split >= 1], [bare])[("liver", "svm")].seconds == pytest.approx(473.1)
+
+
+def test_the_dry_run_sums_the_hours_left_per_method(write_config, tmp_path):
+    """A budget is set per method (which family gets fewer splits): the dry run adds each method's cells up,
+    costliest first, and counts the cells it could not price."""
+    cfg = tiny_config()  # liver and waveform, svm and rf
+    cfg["protocol"]["splits"] = 1
+    run_experiment(load_config(write_config(cfg)), out_dir=tmp_path / "results" / "a", n_jobs=1, progress=False)
+    cfg["protocol"]["splits"] = 4
+    cfg["methods"].append({"name": "nn", "family": "neural_net", "params": {"max_iter": 50}})
+    console = Console(record=True, width=220)
+    run_experiment(load_config(write_config(cfg, "b.yaml")), out_dir=tmp_path / "results" / "b", dry_run=True,
+                   console=console, progress=False)
+    lines = console.export_text().splitlines()
+    cell = {}  # (dataset, method) -> hours left, from the per-cell table
+    for line in lines:
+        parts = [p.strip() for p in line.split("│")]
+        if len(parts) == 11 and parts[2] in ("svm", "rf", "nn"):
+            cell[(parts[1], parts[2])] = float(parts[8] or 0.0)
+    start = next(i for i, x in enumerate(lines) if "hours left per method" in x)
+    per = {}
+    for line in lines[start:]:
+        parts = [p.strip() for p in line.split("│")]
+        if len(parts) == 7 and parts[1] in ("svm", "rf", "nn"):
+            per[parts[1]] = parts[2:6]
+    assert set(per) == {"svm", "rf", "nn"}
+    for m in ("svm", "rf"):
+        runs, hours, cells, unknown = per[m]
+        assert runs == "8" and cells == "2" and unknown == ""  # a new folder: 4 splits on each of the 2 datasets
+        assert float(hours) == pytest.approx(cell[("liver", m)] + cell[("waveform", m)], rel=0.05, abs=1e-4)
+    assert per["nn"][0] == "8" and per["nn"][3] == "2"  # no row of that family: both cells unpriced
+    printed = [float(v[1]) for v in per.values()]
+    assert printed == sorted(printed, reverse=True) and list(per)[-1] == "nn"  # costliest first

@@ -386,6 +386,7 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     pending_keys = {s.key for s in pending}
     costs = estimate([s for s in pending if s.key not in reusable], finished_rows(out, root)) if pending else {}
     hours, unknown = 0.0, 0
+    by_method: dict[str, list[float]] = {}  # method -> [runs left, hours, cells left, cells without an estimate]
     cells: dict[tuple[str, str], list[int]] = {}
     for s in plan:
         c = cells.setdefault((s.label, s.method), [0, 0, 0])
@@ -397,10 +398,23 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
         cell_seconds = est.total(left, cv_done=n - reused - left > 0) if est is not None else 0.0
         hours += cell_seconds / 3600
         unknown += bool(left and est is None)
+        if left:
+            mine = by_method.setdefault(m, [0, 0.0, 0, 0])
+            mine[0] += left
+            mine[1] += cell_seconds / 3600
+            mine[2] += 1
+            mine[3] += est is None
         cost = (f"{cell_seconds / left:.3g}", f"{cell_seconds / 3600:.2g}", f"{est.n_rows} rows, {est.basis}") \
             if est is not None else ("", "", "no rows" if left else "")
         table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left), *cost)
     console.print(keep_whole(table, "dataset", "method"))
+    if len(by_method) > 1:  # the budget per method, costliest first: where reductions would pay
+        per = Table(title="hours left per method (estimated, one run after another)")
+        for col in ("method", "runs left", "hours left", "cells left", "cells not estimated"):
+            per.add_column(col, justify="left" if col == "method" else "right")
+        for m, (runs, h, n_cells, n_unknown) in sorted(by_method.items(), key=lambda kv: -kv[1][1]):
+            per.add_row(m, str(runs), f"{h:.3g}", str(n_cells), str(n_unknown) if n_unknown else "")
+        console.print(keep_whole(per, "method"))
     left = sum(c[2] for c in cells.values())
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")

@@ -164,15 +164,18 @@ def test_liquidsvm_least_squares_regression_fits_a_smooth_function():
 
 
 @gpyt
-def test_the_spectral_mixture_gp_is_gpytorchs_tutorial():
+@pytest.mark.parametrize("dtype,rtol", [("float32", 1e-4), ("float64", 1e-8)])
+def test_the_spectral_mixture_gp_is_gpytorchs_tutorial(dtype, rtol):
     """GPyTorch's spectral mixture tutorial (15 points of sin(2 pi x) on [0, 1], 4 mixtures, Adam lr 0.1, 100
-    steps), written out directly in double precision with the same seed, and through the adapter with one start:
-    the same posterior mean; the fit extrapolates the periodic signal to [1, 2]."""
+    steps), written out directly with the same seed, in the tutorial's precision (torch's default, single: the
+    adapter's default) and in double, and through the adapter with one start: the same posterior mean; the fit
+    extrapolates the periodic signal to [1, 2]."""
     torch = need("torch", "torch")
     gpytorch = need("gpytorch", "gpytorch")
     from tkbench.methods.peers.gpytorch_sm import SpectralMixtureGPRegressor
 
-    train_x = torch.linspace(0, 1, 15, dtype=torch.float64)
+    precision = getattr(torch, dtype)
+    train_x = torch.linspace(0, 1, 15, dtype=precision)
     train_y = torch.sin(train_x * (2 * math.pi))
 
     class Tutorial(gpytorch.models.ExactGP):
@@ -187,8 +190,8 @@ def test_the_spectral_mixture_gp_is_gpytorchs_tutorial():
 
     torch.manual_seed(0)
     x2 = train_x.unsqueeze(-1)
-    likelihood = gpytorch.likelihoods.GaussianLikelihood().double()
-    model = Tutorial(x2, train_y, likelihood).double()
+    likelihood = gpytorch.likelihoods.GaussianLikelihood().to(precision)
+    model = Tutorial(x2, train_y, likelihood).to(precision)
     model.train(), likelihood.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
     mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
@@ -198,11 +201,13 @@ def test_the_spectral_mixture_gp_is_gpytorchs_tutorial():
         loss.backward()
         optimizer.step()
     model.eval(), likelihood.eval()
-    test_x = torch.linspace(0, 2, 41, dtype=torch.float64).unsqueeze(-1)
+    test_x = torch.linspace(0, 2, 41, dtype=precision).unsqueeze(-1)
     with torch.no_grad():
         expected = likelihood(model(test_x)).mean.numpy()
-    ours = SpectralMixtureGPRegressor(n_restarts=1, random_state=0).fit(x2.numpy(), train_y.numpy())
-    np.testing.assert_allclose(ours.predict(test_x.numpy()), expected, rtol=1e-8, atol=1e-10)
+    kw = {} if dtype == "float32" else {"dtype": dtype}  # single precision is the default
+    ours = SpectralMixtureGPRegressor(n_restarts=1, random_state=0, **kw).fit(x2.numpy(), train_y.numpy())
+    assert ours.diagnostics()["dtype"] == dtype
+    np.testing.assert_allclose(ours.predict(test_x.numpy()), expected, rtol=rtol, atol=rtol / 100)
     truth = np.sin(2 * math.pi * test_x.numpy()[:, 0])
     assert np.mean((ours.predict(test_x.numpy()) - truth) ** 2) < 0.05
     report = ours.diagnostics()

@@ -1,6 +1,6 @@
 """The small TK saddle problems the Frank-Wolfe, booster and SDP tests share, and their optimum by an independent
-convex program (cvxpy + Clarabel), computed once per session: the regression program (an LMI of size 2m + 1)
-takes about 15 s at m = 40, and three tests compare against the same one."""
+convex program (cvxpy + Clarabel), computed once per session and argument set (about 1 s each at m = 40: an LMI of
+size m + 1 for both tasks; the regression program's earlier (2m + 1) form took 20 s), which three tests share."""
 from __future__ import annotations
 
 import functools
@@ -38,28 +38,23 @@ def saddle_by_cvxpy(basis_kernels, y, task, C, epsilon, trace):
     m = len(y)
     size = basis_kernels.shape[0]
     P = cp.Variable((size, size), symmetric=True)
+    lam, mu, eta, t = cp.Variable(m, nonneg=True), cp.Variable(m, nonneg=True), cp.Variable(), cp.Variable()
+    extra = []
     if task == "classification":
-        J = np.diag(y.astype(float))
-        c = np.ones(m)
+        J, c, E = np.diag(y.astype(float)), np.ones(m), y.astype(float)
+        box = C * cp.sum(lam)  # 0 <= x: mu is the multiplier of a bound with zero right-hand side
     else:
-        J = np.eye(m)
         s = cp.Variable(m)
-        c = y - s
+        J, c, E = np.eye(m), y - s, np.ones(m)
+        box = C * cp.sum(lam + mu)
+        extra = [cp.abs(s) <= epsilon]
     # H(P) = J^T K(P) J with K(P) = sum_ij P_ij B_ij, one numeric linear map on vec(P) (column-major, as cp.vec)
     lift = np.stack([(J.T @ basis_kernels[i, j] @ J).ravel(order="F") for j in range(size) for i in range(size)],
                     axis=1)
     H = cp.reshape(lift @ cp.vec(P, order="F"), (m, m), order="F")
-    lam, mu, eta, t = cp.Variable(m, nonneg=True), cp.Variable(m, nonneg=True), cp.Variable(), cp.Variable()
-    E = y.astype(float) if task == "classification" else np.ones(m)
     g = c - lam + mu - E * eta
     M = cp.bmat([[H, cp.reshape(g, (m, 1), order="F")], [cp.reshape(g, (1, m), order="F"), cp.reshape(t, (1, 1), order="F")]])
-    constraints = [(M + M.T) / 2 >> 0, P >> 0, cp.trace(P) == trace]
-    if task == "classification":
-        objective = C * cp.sum(lam) + t / 2  # 0 <= x: mu is the multiplier of a bound with zero right-hand side
-    else:
-        objective = C * cp.sum(lam + mu) + t / 2
-        constraints.append(cp.abs(s) <= epsilon)
-    prob = cp.Problem(cp.Minimize(objective), constraints)
+    prob = cp.Problem(cp.Minimize(box + t / 2), [(M + M.T) / 2 >> 0, P >> 0, cp.trace(P) == trace, *extra])
     with warnings.catch_warnings():
         # Clarabel stops the regression problem "AlmostSolved" at a gap of 6e-9 and a dual residual of 1.6e-8 (its
         # tolerance 1e-8); the booster's certified bounds bracket the value it returns (test_apd)

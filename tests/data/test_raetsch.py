@@ -169,6 +169,36 @@ def test_a_method_may_tune_on_fewer_first_splits_than_the_protocol(write_config,
         load_config(write_config(cfg))
 
 
+def test_a_method_may_tune_on_fewer_first_splits_on_named_datasets_only(write_config, tmp_path):
+    """methods[i].tune_on_first as {dataset label: k}: the named dataset's cell is tuned on its first k splits, the
+    others keep the protocol's count (their run keys unchanged); the report names the reduction per dataset; an
+    unknown label or a count above a dataset's realisations is a config error naming the field."""
+    from tkbench.bench.plan import make_plan
+    from tkbench.report.build import method_notes
+
+    cfg = tiny_config(datasets=["raetsch_heart", "liver"])
+    cfg["protocol"].update(splits=3, tune_on_first=3)
+    grid = {"C": [0.1, 10.0]}
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": grid}]
+    before = {(s.label, s.split): s.key for s in make_plan(load_config(write_config(cfg)))}
+    cfg["methods"][0]["tune_on_first"] = {"raetsch_heart": 1}
+    exp = load_config(write_config(cfg))
+    plan = make_plan(exp)
+    assert {s.label: s.tuning["first"] for s in plan} == {"raetsch_heart": 1, "liver": 3}
+    after = {(s.label, s.split): s.key for s in plan}
+    assert all(after[k] == before[k] for k in after if k[0] == "liver")
+    assert all(after[k] != before[k] for k in after if k[0] == "raetsch_heart")
+    notes = method_notes(exp)
+    assert any("svm: hyper-parameters chosen once on raetsch_heart by 2-fold CV on the first split's training part"
+               in n for n in notes), notes
+    cfg["methods"][0]["tune_on_first"] = {"raetsch_heart": 11}
+    with pytest.raises(ConfigError, match=r"methods\[0\]\.tune_on_first\.raetsch_heart.*at most 10"):
+        load_config(write_config(cfg))
+    cfg["methods"][0]["tune_on_first"] = {"heart": 1}
+    with pytest.raises(ConfigError, match=r"methods\[0\]\.tune_on_first\.heart.*the label of a dataset"):
+        load_config(write_config(cfg))
+
+
 def test_no_data_rows_show_the_papers_numbers():
     """A reference table's dataset we cannot run (config `no_data`) keeps its paper rows, marked 'no data'."""
     import pandas as pd

@@ -123,10 +123,12 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append(("protocol.tune_on_first", tune, f"at most {fixed}: {ds.name} has {fixed} fixed "
                                  "realisations to tune on"))
             for j, m in enumerate(exp.methods):
-                if m.tune_on_first is not None and m.tune_on_first > fixed and (m.datasets is None
-                                                                                  or ds.label in m.datasets):
-                    problems.append((f"methods[{j}].tune_on_first", m.tune_on_first, f"at most {fixed}: {ds.name} "
-                                     f"has {fixed} fixed realisations to tune on"))
+                own = m.tune_on(ds.label)
+                if own is not None and own > fixed and m.runs_on(ds.label):
+                    field = f"methods[{j}].tune_on_first" + (f".{ds.label}" if isinstance(m.tune_on_first, dict)
+                                                             else "")
+                    problems.append((field, own, f"at most {fixed}: {ds.name} has {fixed} fixed realisations to "
+                                     "tune on"))
             for what, value in (("subsample", ds.subsample), ("test_fraction", ds.test_fraction)):
                 if value is not None:
                     problems.append((f"{where}.{what}", value, f"nothing: {ds.name} has fixed train/test realisations"))
@@ -198,7 +200,7 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             if label not in labels:
                 problems.append((f"{where}.datasets", label,
                                  f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
-        for field_name in ("max_train", "cv_max_train"):
+        for field_name in ("max_train", "cv_max_train", "tune_on_first"):
             value = getattr(m, field_name)
             for label, cap in (value if isinstance(value, dict) else {}).items():
                 if label not in labels:

@@ -199,9 +199,10 @@ class MethodEntry(_Strict):
     max_train: Rows | dict[str, Rows] | None = Field(
         None, description="train this method on at most this many rows of each split's training part (seeded; "
         "the test part is unchanged), or {dataset label: rows}; the report says so")
-    tune_on_first: int | None = Field(
-        None, ge=1, description="this method's own protocol.tune_on_first (a costly family: e.g. 1, CV on the first "
-        "split's training part only, the choice used on every split); the report says so")
+    tune_on_first: SplitCount | dict[str, SplitCount] | None = Field(
+        None, description="this method's own protocol.tune_on_first (a costly family: e.g. 1, CV on the first "
+        "split's training part only, the choice used on every split), or {dataset label: k} for the named datasets "
+        "only (the others keep the protocol's); the report says so")
     cv_max_train: Rows | dict[str, Rows] | None = Field(
         None, description="choose the hyper-parameters by CV on at most this many of the training rows (seeded), "
         "then fit on all of them (or on max_train), or {dataset label: rows}; the report says so")
@@ -231,6 +232,10 @@ class MethodEntry(_Strict):
     def splits_on(self, label: str) -> int | None:
         """The method's own limit on the number of splits for dataset ``label`` (None: no limit of its own)."""
         return self.splits.get(label) if isinstance(self.splits, dict) else self.splits
+
+    def tune_on(self, label: str) -> int | None:
+        """The method's own ``tune_on_first`` for dataset ``label`` (None: the protocol's)."""
+        return self.tune_on_first.get(label) if isinstance(self.tune_on_first, dict) else self.tune_on_first
 
 
 class VaryParam(_Strict):

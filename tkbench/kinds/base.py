@@ -111,7 +111,7 @@ class Kind:
         cap = m.max_train.get(ds.label) if isinstance(m.max_train, dict) else m.max_train
         cv_cap = m.cv_max_train.get(ds.label) if isinstance(m.cv_max_train, dict) else m.cv_max_train
         tuning = None
-        k = m.tune_on_first or proto.tune_on_first  # a method's own count first
+        k = m.tune_on(ds.label) or proto.tune_on_first  # a method's own count first
         if k and base["grid"]:
             tuning = {"first": k, "seeds": [split_seed(proto.seed, r) for r in range(k)]}
         return [keyed(RunSpec(**base, split=i, seed=split_seed(proto.seed, i), size=cap, tuning=tuning,

@@ -16,6 +16,48 @@ from tkbench.report.parts import reference_of
 from tkbench.report.tables import RENDERERS
 
 
+def method_notes(exp) -> list[str]:
+    """The reductions and overrides each method of ``exp`` declares (datasets, max_train, tune_on_first,
+    cv_max_train, splits, per-dataset params and grids), one line each, as printed under the tables."""
+    p = exp.protocol
+    kind = get_kind(exp.kind)
+    notes: list[str] = []
+    for m in exp.methods:
+        if m.datasets is not None:
+            notes.append(f"{m.name}: run on {', '.join(m.datasets)} only")
+        if m.max_train is not None:
+            caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
+            notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
+                         + " of each split's training part (a seeded subset); tested on the full test part")
+        own = m.tune_on_first if isinstance(m.tune_on_first, dict) else {None: m.tune_on_first}
+        for label, k in own.items():
+            if k is None or k == p.tune_on_first or m.grid == {}:
+                continue
+            where = "the first split's training part" if k == 1 else f"the training parts of the first {k} splits"
+            on = "per dataset" if label is None else f"on {label}"
+            notes.append(f"{m.name}: hyper-parameters chosen once {on} by {p.cv_folds}-fold CV on {where} "
+                         "only, " + ("" if k == 1 else "the median choice ") + "used on every split (cost)")
+        if m.cv_max_train is not None:
+            caps = m.cv_max_train if isinstance(m.cv_max_train, dict) else {"every dataset": m.cv_max_train}
+            notes.append(f"{m.name}: hyper-parameters chosen by CV on at most " + ", ".join(
+                f"{n} rows ({d})" for d, n in caps.items()) + " of each split's training part (the seeded subset "
+                "a max_train of that size uses), the final fit on all of them")
+        if isinstance(m.splits, int) and m.splits < p.splits and kind.split_limits:
+            notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
+        elif isinstance(m.splits, dict) and kind.split_limits:
+            cut = {label: k for label, k in m.splits.items() if k < p.splits}
+            if cut:
+                notes.append(f"{m.name}: " + "; ".join(f"only the first {k} of the {p.splits} splits on {label}"
+                                                       for label, k in cut.items()) + " (cost)")
+        for label, over in m.per_dataset.items():
+            notes.append(f"{m.name} on {label}: " + ", ".join(f"{k}={v}" for k, v in over.items())
+                         + " (instead of the method's params)")
+        for label, grid in m.per_dataset_grid.items():
+            notes.append(f"{m.name} on {label}: CV grid " + ", ".join(f"{k} in {v}" for k, v in grid.items())
+                         + " (instead of the method's grid)")
+    return notes
+
+
 def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
     exp = res.experiment
     notes = list(exp.notes)
@@ -68,36 +110,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
             bits.append(f"only the first {ds.splits} of the {p.splits} splits (cost)")
         if bits:
             notes.append(f"{ds.label}: " + "; ".join(bits))
-    for m in exp.methods:
-        if m.datasets is not None:
-            notes.append(f"{m.name}: run on {', '.join(m.datasets)} only")
-        if m.max_train is not None:
-            caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
-            notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
-                         + " of each split's training part (a seeded subset); tested on the full test part")
-        if m.tune_on_first is not None and m.tune_on_first != p.tune_on_first and m.grid != {}:
-            k = m.tune_on_first
-            where = "the first split's training part" if k == 1 else f"the training parts of the first {k} splits"
-            notes.append(f"{m.name}: hyper-parameters chosen once per dataset by {p.cv_folds}-fold CV on {where} "
-                         "only, " + ("" if k == 1 else "the median choice ") + "used on every split (cost)")
-        if m.cv_max_train is not None:
-            caps = m.cv_max_train if isinstance(m.cv_max_train, dict) else {"every dataset": m.cv_max_train}
-            notes.append(f"{m.name}: hyper-parameters chosen by CV on at most " + ", ".join(
-                f"{n} rows ({d})" for d, n in caps.items()) + " of each split's training part (the seeded subset "
-                "a max_train of that size uses), the final fit on all of them")
-        if isinstance(m.splits, int) and m.splits < p.splits and kind.split_limits:
-            notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
-        elif isinstance(m.splits, dict) and kind.split_limits:
-            cut = {label: k for label, k in m.splits.items() if k < p.splits}
-            if cut:
-                notes.append(f"{m.name}: " + "; ".join(f"only the first {k} of the {p.splits} splits on {label}"
-                                                       for label, k in cut.items()) + " (cost)")
-        for label, over in m.per_dataset.items():
-            notes.append(f"{m.name} on {label}: " + ", ".join(f"{k}={v}" for k, v in over.items())
-                         + " (instead of the method's params)")
-        for label, grid in m.per_dataset_grid.items():
-            notes.append(f"{m.name} on {label}: CV grid " + ", ".join(f"{k} in {v}" for k, v in grid.items())
-                         + " (instead of the method's grid)")
+    notes += method_notes(exp)
     if summary is not None:
         for _, line in summary.iterrows():
             for error in line["errors"][:2]:

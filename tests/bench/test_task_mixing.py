@@ -48,14 +48,20 @@ def test_the_dry_run_lists_the_empty_pairs_and_a_sweep_counts_them(write_config,
 
     from rich.console import Console
 
-    from tkbench.bench.runner import run_experiment
+    from tkbench.bench.runner import _print_empty, run_experiment
 
-    exp = load_config(write_config(_config([SIKL, SVM, GP])))
+    exp = load_config(write_config(_config([SIKL, SVM, GP, {**SVM, "name": "SVM_air", "datasets": ["airfoil"]}])))
     buffer = StringIO()
     run_experiment(exp, out_dir=tmp_path / "out", dry_run=True, console=Console(file=buffer, width=200))
     text = buffer.getvalue()
     assert "not planned: airfoil / SIKL (regression: sikl supports classification)" in text
     assert "not planned: sonar / GP" in text
+    assert "not planned: sonar / SVM_air (not in SVM_air's datasets)" in text  # a method naming its datasets
+    buffer = StringIO()
+    _print_empty(Console(file=buffer, width=200), exp, listing=False)  # what a sweep prints before its runs
+    text = buffer.getvalue()
+    assert "2 (dataset, method) pair(s) not planned: the dataset's task" in text
+    assert "1 (dataset, method) pair(s) not planned: not in the method's datasets" in text
 
 
 def test_the_report_leaves_empty_pairs_out_of_its_tables_and_names_them(write_config, tmp_path):

@@ -56,6 +56,13 @@ def empty_cells(exp: Experiment) -> list[tuple[str, str, str]]:
     return out
 
 
+def excluded_cells(exp: Experiment) -> list[tuple[str, str]]:
+    """(dataset label, method) for every pair the plan leaves empty because the method names its ``datasets`` and
+    not this one (a named reduction: the report prints the method's list under its tables)."""
+    return [(ds.label, m.name) for m in exp.methods if m.datasets is not None
+            for ds in exp.datasets if not m.runs_on(ds.label)]
+
+
 def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None = None) -> list[RunSpec]:
     """Every run of the experiment (restricted by ``only`` patterns ``DATASET/METHOD`` and the first ``splits``)."""
     only = list(only or [])

@@ -28,7 +28,7 @@ from rich.table import Table
 
 from tkbench.bench import backends, provenance
 from tkbench.bench.isolation import run_isolated
-from tkbench.bench.plan import RunSpec, empty_cells, make_plan
+from tkbench.bench.plan import RunSpec, empty_cells, excluded_cells, make_plan
 from tkbench.bench.preflight import check_data, check_requirements
 from tkbench.bench.store import ResultStore, check_folder_path, unwritable, write_json_atomic
 from tkbench.config import Experiment
@@ -430,16 +430,25 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
 
 def _print_empty(console: Console, exp: Experiment, listing: bool) -> None:
     """The (dataset, method) pairs the plan leaves empty because the dataset's task is not the method's
-    (:func:`tkbench.bench.plan.empty_cells`): each with its reason (dry run), or their count (a sweep)."""
+    (:func:`tkbench.bench.plan.empty_cells`) or the method names other datasets
+    (:func:`tkbench.bench.plan.excluded_cells`): each with its reason (dry run), or their count (a sweep)."""
     empty = empty_cells(exp)
-    if not empty:
+    excluded = excluded_cells(exp)
+    if not empty and not excluded:
         return
     if not listing:
-        console.print(f"{len(empty)} (dataset, method) pair(s) not planned: the dataset's task is not the method's "
-                      "(--dry-run lists them)", markup=False, highlight=False)
+        if empty:
+            console.print(f"{len(empty)} (dataset, method) pair(s) not planned: the dataset's task is not the "
+                          "method's (--dry-run lists them)", markup=False, highlight=False)
+        if excluded:
+            console.print(f"{len(excluded)} (dataset, method) pair(s) not planned: not in the method's datasets "
+                          "(--dry-run lists them)", markup=False, highlight=False)
         return
     for label, method, why in empty:
         console.print(f"not planned: {label} / {method} ({why})", markup=False, highlight=False)
+    for label, method in excluded:
+        console.print(f"not planned: {label} / {method} (not in {method}'s datasets)", markup=False,
+                      highlight=False)
 
 
 def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> list[str]:

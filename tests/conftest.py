@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,18 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One BLAS thread per test process under pytest-xdist (`make test`: one worker per core). OpenBLAS's default, a
+    # thread per core in each worker, oversubscribes the cores and its threads spin while they wait: measured on
+    # this 2-core machine, tests/methods/sikl and test_apd.py on 2 workers took 71 s (129 s of CPU) with the default
+    # and 49 s (85 s) with one thread. The environment reaches the processes a test starts; the limit, a BLAS
+    # library that some plugin may have loaded already. A sweep's runs set their own (protocol.blas_threads).
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+    from threadpoolctl import threadpool_limits
+
+    _BLAS_LIMIT = threadpool_limits(1)
 
 
 def tiny_config(**overrides: Any) -> dict[str, Any]:

@@ -98,3 +98,10 @@ def results_folder(tmp_path: Path):
         return load_config(path), store, out
 
     return make
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests marked ``slow`` (about 10 s and more: the process machinery, the external cluster, the large
+    references) are handed out first, so that pytest-xdist's workers end on short tests instead of one worker
+    finishing a 40 s test while the other is idle; the order within each group is kept."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

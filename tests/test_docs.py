@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
@@ -31,6 +33,7 @@ def test_relative_links_in_readme_and_docs_resolve():
     assert not broken, broken
 
 
+@pytest.mark.slow
 def test_readme_results_at_a_glance_are_what_the_rows_say():
     """README's per-paper line (runs finished, cells against the paper) is computed from the committed rows, as
     `tkbench report --all` writes it; no result number in it is written by hand (issue 49)."""

@@ -2,6 +2,7 @@
 shortened at word boundaries only."""
 from __future__ import annotations
 
+import pytest
 from rich.console import Console
 from rich.table import Table
 
@@ -117,6 +118,7 @@ def _cli(*args: str) -> str:
     return run.stdout + run.stderr
 
 
+@pytest.mark.slow
 def test_methods_piped_shows_grids_and_plain_meanings_whole():
     text = _cli("methods")
     hgk_row = "".join(line for line in text.splitlines() if "│" in line)
@@ -127,6 +129,7 @@ def test_methods_piped_shows_grids_and_plain_meanings_whole():
     assert "input scaling: by the estimator: min-max to [0, 1]^n" in " ".join(_cli("methods", "tk").split())
 
 
+@pytest.mark.slow
 def test_datasets_list_and_show_say_what_a_user_meets():
     listing = _cli("datasets", "list")
     assert any("raetsch_banana" in line and "400 + 4900 per realisation (10 of 100)" in line

@@ -51,6 +51,7 @@ def _sleepers(write_config, seconds: int, splits: int = 2, heartbeat: Path | Non
                        **({"heartbeat": str(heartbeat)} if heartbeat else {}))
 
 
+@pytest.mark.slow
 def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_path):
     path = _sleepers(write_config, seconds=60)
     proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out",
@@ -67,6 +68,7 @@ def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_pa
     assert not list((tmp_path / "out" / "rows").glob("*.json"))  # nobody wrote the lost runs
 
 
+@pytest.mark.slow
 def test_two_sweeps_into_one_folder(write_config, tmp_path):
     path = _sleepers(write_config, seconds=2, splits=2)
     out = tmp_path / "out"
@@ -168,6 +170,7 @@ def test_external_dask_cluster_rows_come_back_and_a_killed_client_cancels_its_ru
         _stop(procs)
 
 
+@pytest.mark.slow
 def test_an_interrupted_force_run_says_how_to_finish(write_config, tmp_path):
     path = _sleepers(write_config, seconds=2, splits=1)
     out = tmp_path / "out"
@@ -217,6 +220,7 @@ def _poll(condition, seconds: float, what: str):
     raise AssertionError(f"not within {seconds} s: {what}")
 
 
+@pytest.mark.slow
 def test_a_killed_worker_records_its_run_as_crashed_and_the_sweep_goes_on(write_config, tmp_path):
     """Issue 48: kill -9 of one loky worker used to end the sweep with TerminatedWorkerError (no summary, no row)
     and leave the killed worker's run computing as an orphan."""
@@ -244,6 +248,7 @@ def test_a_killed_worker_records_its_run_as_crashed_and_the_sweep_goes_on(write_
     _poll(lambda: not _session(proc.pid), 20, "every process of the sweep ended")
 
 
+@pytest.mark.slow
 def test_processes_a_method_starts_end_with_its_run(write_config, tmp_path):
     """A fit that starts a process in a new session (out of the run's process group) must not leave it behind."""
     pids = tmp_path / "pids.txt"
@@ -256,6 +261,7 @@ def test_processes_a_method_starts_end_with_its_run(write_config, tmp_path):
     _poll(lambda: not any(_alive(p) for p in started), 10, f"the spawned processes {started} ended")
 
 
+@pytest.mark.slow
 def test_a_keyboard_interrupt_inside_a_fit_is_recorded_with_its_reason(write_config, tmp_path):
     path = _debug_runs(write_config, 1, "interrupted", mode="interrupt")
     run = subprocess.run([sys.executable, "-m", "tkbench", "run", str(path), "--out", str(tmp_path / "out"),

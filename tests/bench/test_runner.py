@@ -27,6 +27,7 @@ def _numbers(root):
             for r in ResultStore(root).rows()}
 
 
+@pytest.mark.slow
 def test_same_numbers_with_one_or_two_workers(write_config, tmp_path):
     cfg = tiny_config()
     cfg["protocol"]["splits"] = 2
@@ -86,6 +87,7 @@ def test_reuse_takes_over_finished_runs_of_another_experiment(write_config, tmp_
     assert result.exit_code != 0 and "nowhere" in result.output
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_and_the_sweep_goes_on(write_config, tmp_path):
     cfg = tiny_config()
     cfg["datasets"] = ["liver"]
@@ -122,6 +124,7 @@ def test_failures_are_recorded_and_the_sweep_goes_on(write_config, tmp_path):
     assert len(ResultStore(tmp_path / "out").rows()) == 5
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill(write_config, tmp_path):
     cfg = tiny_config()
     cfg["protocol"]["splits"] = 4
@@ -153,6 +156,7 @@ def test_resume_after_sigkill(write_config, tmp_path):
     assert run_experiment(exp, out_dir=out, progress=False).executed == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_sigterm_stops_the_run_in_flight_at_once(write_config, tmp_path, jobs):
     """`kill PID` of a sweep: the run in flight dies too, its row is not written, the sweep exits promptly

@@ -103,6 +103,7 @@ def test_runs_use_the_realisations_and_the_report_says_so(write_config, tmp_path
     assert "fixed realisations 1-2 of 100" in notes and "test fraction 0.390625" in notes
 
 
+@pytest.mark.slow
 def test_tuning_on_the_first_splits_is_shared_and_cached(write_config, tmp_path):
     """protocol.tune_on_first: every split of a cell uses the median of the choices made by CV on the first k
     splits' training parts, computed once (cached under <out>/tuning), whatever the number of workers."""

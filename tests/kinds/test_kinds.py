@@ -21,6 +21,7 @@ def test_fit_slope_recovers_a_power_law():
     assert np.isnan(fit_slope([100, 100], [1.0, 2.0])[0])
 
 
+@pytest.mark.slow
 def test_scaling_experiment(write_config, tmp_path):
     cfg = tiny_config(name="scal", kind="scaling",
                       scaling={"sizes": [40, 80, 160], "repeats": 2, "test_size": 50,
@@ -43,6 +44,7 @@ def test_scaling_experiment(write_config, tmp_path):
     assert "| pima | rf | n_estimators | m=40 |" in md and "| m=160 |" in md
 
 
+@pytest.mark.slow
 def test_sdp_timing_report_states_solver_status_and_every_worker_setup(write_config, tmp_path):
     cfg = tiny_config(name="sdpt", kind="scaling", scaling={"sizes": [20], "repeats": 1, "test_size": 20})
     cfg["datasets"] = ["liver"]
@@ -67,6 +69,7 @@ def test_sdp_timing_report_states_solver_status_and_every_worker_setup(write_con
     assert "largest relative gap 2.5e-01" in md
 
 
+@pytest.mark.slow
 def test_full_size_runs_use_the_whole_training_part_and_report_failures(write_config, tmp_path):
     cfg = tiny_config(name="full", kind="scaling",
                       scaling={"sizes": [30, 60], "repeats": 2, "test_size": 40, "full_size": True})
@@ -126,6 +129,7 @@ def test_slope_table_shows_the_papers_exponent_per_task(write_config, tmp_path):
     assert "| ccpp_classification | rf | m | - |" in md and "| 2.28 |" in md
 
 
+@pytest.mark.slow
 def test_methods_can_vary_their_own_parameter(write_config, tmp_path):
     cfg = tiny_config(name="scal3", kind="scaling", scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30})
     cfg["datasets"] = ["pima"]
@@ -189,6 +193,7 @@ def test_a_run_is_executed_by_its_kind_with_the_typed_spec(write_config, monkeyp
     assert RunSpec.from_dict(spec.to_dict()) == spec and RunSpec.from_dict(spec.to_dict()).key == spec.key
 
 
+@pytest.mark.slow
 def test_a_scaling_budget_stops_each_series_at_its_first_run_over_it(write_config, tmp_path):
     """scaling.budget_seconds: a series' larger sizes are not started once a run of it took longer (here every
     run does), the sweep ends ok, a resumed sweep stops at the same place, the report names what was left out and

@@ -79,6 +79,7 @@ def _install_plugin(site) -> None:
     (info / "RECORD").write_text("")
 
 
+@pytest.mark.slow
 def test_a_family_from_an_installed_plugin_runs(tmp_path):
     site = tmp_path / "site"
     _install_plugin(site)

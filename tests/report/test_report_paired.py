@@ -44,6 +44,7 @@ def test_paired_verdict_takes_its_direction_from_the_wilcoxon_rank_sums():
     assert _verdict(paired_stats(ref, ours, "mse")) == "worse"
 
 
+@pytest.mark.slow
 def test_accuracy_report_has_paired_rmse_and_final_fit_tables(write_config, tmp_path):
     from tests.conftest import tiny_config
     from tkbench.bench.runner import run_experiment

@@ -466,6 +466,7 @@ def test_hinge_risk_and_gradient_equal_a_recomputation_and_finite_differences():
     assert descent.risk == pytest.approx(hinge(descent.weights)) and descent.risk <= risk
 
 
+@pytest.mark.slow
 def test_algorithm_1_with_the_hinge_loss_and_the_hinge_classifier():
     from sklearn.utils.estimator_checks import check_estimator
 

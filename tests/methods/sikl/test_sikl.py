@@ -199,6 +199,7 @@ def test_the_cutting_plane_solver_of_the_qcqp_certifies_clarabels_optimum(C):
     assert sip.solve_qcqp(prob, gammas, omegas, solver="cuts", warm=ref.alpha).cuts <= sol.cuts
 
 
+@pytest.mark.slow
 def test_the_bundle_certifies_a_german_gaussian_qcqp_on_which_it_once_stalled():
     """German realisation 1 (700 rows, standardised), GM's two-Gaussian QCQP at C = 0.1, eta = 0.001: the bundle
     without shifting its cuts stalled at a relative gap of 1.2e-6 after 1000 cuts; it now certifies 1e-6 (in 18
@@ -552,6 +553,7 @@ def test_staged_decision_function():
     np.testing.assert_allclose(stages[-1], model.decision_function(X), atol=1e-10)
 
 
+@pytest.mark.slow
 def test_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
 

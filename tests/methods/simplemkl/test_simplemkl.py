@@ -101,6 +101,7 @@ def test_simplemkl_family_runs_from_a_config(write_config, tmp_path):
         assert row["diagnostics"]["n_svm_solves"] >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family,n_tk,n_std", [("simplemkl_tk", 300, 0), ("simplemkl_tk_plus", 300, 13 * 3)])
 def test_simplemkl_over_random_tk_bases(family, n_tk, n_std):
     from tkbench.methods import get_family, make_estimator

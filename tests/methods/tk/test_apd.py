@@ -85,6 +85,7 @@ def test_the_booster_never_stops_on_an_uncertified_gap(monkeypatch):
     assert res.solution is fw.solution  # only the starting (certified) point is ever returned
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_frank_wolfe_switches_to_the_booster_below_the_step_threshold(task):
     X, y, size, kernel, gradient, _ = _problem(task)

@@ -43,6 +43,7 @@ def quadrature_kernel(x, y, P, a, b, d, basis):
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("basis", ["x", "zx"])
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 @pytest.mark.parametrize("d", [0, 1, 2])

@@ -61,6 +61,7 @@ def test_decision_on_training_points_equals_the_trained_svm(basis):
     assert np.linalg.eigvalsh(clf.P_).min() > -1e-9
 
 
+@pytest.mark.slow
 def test_regressor_matches_svr_on_its_kernel_and_learns():
     ds = load_dataset("airfoil")
     X, y = ds.X[:300], ds.y[:300]
@@ -106,6 +107,7 @@ def test_centring_rescues_a_high_dimensional_degree_0_kernel():
     assert clf.score(ds.X[te], ds.y[te]) > majority + 0.1
 
 
+@pytest.mark.slow
 def test_normalize_is_a_rescaling_of_C():
     X, y, Xt, _ = _liver()
     norm = TKClassifier(C=10.0, delta=0.2, normalize=True, tol=1e-5, svm_tol=1e-10, max_iter=500, dual_solver="smo").fit(X, y)

@@ -222,7 +222,7 @@ def test_the_bundle_certifies_a_german_gaussian_qcqp_on_which_it_once_stalled():
     sol = sip.solve_qcqp(prob, np.zeros((0, X.shape[1])), omegas, solver="bundle")
     assert sol.cuts < sip.BUNDLE_MAX_CUTS
     a = sol.alpha  # feasible for (21): 0 <= alpha <= C, y^T alpha = 0, sum alpha = 2
-    assert a.min() >= 0 and a.max() <= 0.1 + 1e-12 and abs(y @ a) < 1e-9 and a.sum() == pytest.approx(2, abs=1e-9)
+    assert a.min() >= 0 and a.max() <= prob.C + 1e-12 and abs(y @ a) < 1e-9 and a.sum() == pytest.approx(2, abs=1e-9)
     _, vg, vdelta = sip.constraint_values(prob, sol.mixture, a)
     upper = max(vg.max(), vdelta)  # min t over the feasible alpha is at most this
     _, lower = sip.solve_svm_qp(prob, sol.mixture)  # the dual's value at the bundle's weights: at most the optimum

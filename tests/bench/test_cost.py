@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from tests.conftest import tiny_config
-from tkbench.bench.cost import estimate, finished_rows
+from tkbench.bench.cost import estimate, finished_rows, shared_cv_left
 from tkbench.bench.plan import make_plan
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
@@ -76,8 +76,8 @@ def test_a_shared_cv_is_priced_once_per_cell_not_once_per_run(write_config, tmp_
     pending = [s for s in make_plan(exp) if s.split > 0]
     est = estimate(pending, finished_rows(out))[("liver", "svm")]
     assert est.seconds == pytest.approx(fit_part) and est.shared_cv == pytest.approx(row["cv_seconds"])
-    assert est.total(3, cv_done=True) == pytest.approx(3 * fit_part)  # this folder: the tuning is cached
-    assert est.total(3, cv_done=False) == pytest.approx(3 * fit_part + row["cv_seconds"])  # a new folder: once
+    assert est.total(3, cv_left=0.0) == pytest.approx(3 * fit_part)  # this folder: the tuning is cached
+    assert est.total(3, cv_left=1.0) == pytest.approx(3 * fit_part + row["cv_seconds"])  # a new folder: once
     console = Console(record=True, width=200)
     run_experiment(exp, out_dir=out, dry_run=True, console=console, progress=False)
     line = next(x for x in console.export_text().splitlines() if "svm" in x and "same runs" in x)
@@ -98,7 +98,7 @@ def test_a_run_that_read_the_cached_shared_cv_is_not_charged_for_it(write_config
     est = estimate([s for s in plan if s.split >= 4], rows)[("liver", "svm")]
     assert est.seconds == pytest.approx(4.5)  # the median of 20, 3, 4 and 5: no run costs less than nothing
     assert est.shared_cv == pytest.approx(480.0)
-    assert est.total(2, cv_done=True) == pytest.approx(9.0)
+    assert est.total(2, cv_left=0.0) == pytest.approx(9.0)
 
 
 def test_a_row_that_resumed_part_of_the_shared_cv_counts_its_final_fit_only(write_config):
@@ -149,3 +149,38 @@ def test_the_dry_run_sums_the_hours_left_per_method(write_config, tmp_path):
     assert per["nn"][0] == "8" and per["nn"][3] == "2"  # no row of that family: both cells unpriced
     printed = [float(v[1]) for v in per.values()]
     assert printed == sorted(printed, reverse=True) and list(per)[-1] == "nn"  # costliest first
+
+
+def test_a_shared_cv_stopped_midway_is_charged_for_the_folds_it_has_left(write_config, tmp_path):
+    """A pilot stopped in the middle of a cell's shared CV leaves fold checkpoints (tuning/<key>.folds.json): the
+    dry run charges the share of the CV still to do, not the whole CV (it charged it whole before 2026-11-29),
+    and nothing for a CV whose result is cached though no run of the cell has finished."""
+    from tkbench.bench.store import TUNING
+    from tkbench.bench.tuning import tuning_key
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"].update(splits=3, tune_on_first=2, cv_folds=5)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0], "gamma": [1.0]}}]
+    exp = load_config(write_config(cfg))
+    first = make_plan(exp)[0]
+    out = tmp_path / "results" / "stopped"
+    assert shared_cv_left(first, out) == 1.0  # nothing yet
+    folder = out / TUNING
+    folder.mkdir(parents=True)
+    seeds = first.tuning["seeds"]
+    # split 0's CV has finished 2 of its 5 folds (2 grid cells each); split 1's has not started
+    (folder / f"{tuning_key(first, 0, seeds[0])}.folds.json").write_text(
+        json.dumps({"folds": [[0.5, 0.6], [0.55, 0.6]], "partial": [], "errors": [], "seconds": 12.0}))
+    assert shared_cv_left(first, out) == pytest.approx((0.6 + 1.0) / 2)
+    (folder / f"{tuning_key(first, 1, seeds[1])}.folds.json").write_text("not json")  # damaged: nothing done
+    assert shared_cv_left(first, out) == pytest.approx((0.6 + 1.0) / 2)
+    (folder / f"{tuning_key(first, 1, seeds[1])}.json").write_text(json.dumps({"chosen": {}, "seconds": 1.0,
+                                                                                "best_score": 0.5}))
+    assert shared_cv_left(first, out) == pytest.approx(0.6 / 2)  # split 1's CV is cached
+    rows = [{"status": "ok", "total_seconds": 110.0, "cv_seconds": 100.0, "cv": {"shared": True},
+             "spec": first.to_dict(), "key": None}]
+    est = estimate(make_plan(exp)[1:], rows)[("liver", "svm")]
+    assert est.total(2, cv_left=shared_cv_left(first, out)) == pytest.approx(2 * 10.0 + 0.3 * 100.0)
+    assert est.total(2, cv_left=1.0) == pytest.approx(2 * 10.0 + 100.0)
+    own = make_plan(load_config(write_config(tiny_config(datasets=["liver"]), "b.yaml")))[0]
+    assert not own.tuning and shared_cv_left(own, out) == 1.0  # no shared CV: each run pays its own, as priced

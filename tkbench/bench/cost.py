@@ -49,9 +49,37 @@ class Estimate:
     basis: str  # "same runs" | "same family and size"
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
 
-    def total(self, runs: int, cv_done: bool) -> float:
-        """Seconds of ``runs`` runs of the cell; ``cv_done``: its shared CV is already cached."""
-        return runs * self.seconds + (0.0 if cv_done or runs == 0 else self.shared_cv)
+    def total(self, runs: int, cv_left: float) -> float:
+        """Seconds of ``runs`` runs of the cell; ``cv_left``: the share of its shared CV still to compute (0 when
+        cached, a fraction when fold checkpoints hold part of it: :func:`shared_cv_left`)."""
+        return runs * self.seconds + (0.0 if runs == 0 else min(max(cv_left, 0.0), 1.0) * self.shared_cv)
+
+
+def shared_cv_left(spec: RunSpec, out: Path) -> float:
+    """The share of a cell's shared CV (``spec.tuning``: the first k splits) not yet in ``out``'s tuning folder:
+    per split, 0 when its result is cached (``<key>.json``), else 1 less the folds its checkpoint
+    (``<key>.folds.json``, :mod:`tkbench.bench.tuning`) has finished, over ``cv_folds``; the mean over the k splits.
+    A damaged checkpoint counts as nothing done (the CV would start over). 1.0 for a cell without a shared CV."""
+    from tkbench.bench.store import TUNING
+    from tkbench.bench.tuning import tuning_key
+
+    if not spec.tuning:
+        return 1.0
+    k, seeds = int(spec.tuning["first"]), list(spec.tuning["seeds"])
+    folder, left = out / TUNING, []
+    for r in range(k):
+        path = folder / f"{tuning_key(spec, r, seeds[r])}.json"
+        if path.exists():
+            left.append(0.0)
+            continue
+        done = 0.0
+        try:
+            folds = json.loads(path.with_suffix(".folds.json").read_bytes().decode("utf-8")).get("folds", [])
+            done = min(len(folds), spec.cv_folds) / max(spec.cv_folds, 1) if isinstance(folds, list) else 0.0
+        except (OSError, ValueError, AttributeError):
+            pass
+        left.append(1.0 - done)
+    return sum(left) / k if k else 1.0
 
 
 def _as_stored(spec: RunSpec, key: str | None) -> RunSpec:

@@ -377,7 +377,7 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
                 reusable: set[str], root: Path | None = None) -> None:
     """The dry run's table: per (dataset, method), runs planned, done here, to be taken over with --reuse (same
     run key finished elsewhere) and left to compute."""
-    from tkbench.bench.cost import estimate, finished_rows
+    from tkbench.bench.cost import estimate, finished_rows, shared_cv_left
 
     table = Table(title=f"plan -> {out}")
     columns = ("dataset", "method", "runs", "done", "reusable", "to run", "s / run", "hours left", "estimated from")
@@ -393,9 +393,13 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
         c[0] += 1
         c[1] += s.key in reusable
         c[2] += s.key in pending_keys and s.key not in reusable
+    first_left = {}  # (dataset, method) -> the cell's first run left (its shared CV's files name the cell)
+    for s in pending:
+        first_left.setdefault((s.label, s.method), s)
     for (ds, m), (n, reused, left) in cells.items():
         est = costs.get((ds, m)) if left else None
-        cell_seconds = est.total(left, cv_done=n - reused - left > 0) if est is not None else 0.0
+        cv_left = 0.0 if n - reused - left > 0 or est is None else shared_cv_left(first_left[(ds, m)], out)
+        cell_seconds = est.total(left, cv_left=cv_left) if est is not None else 0.0
         hours += cell_seconds / 3600
         unknown += bool(left and est is None)
         if left:
@@ -432,23 +436,15 @@ def _print_empty(console: Console, exp: Experiment, listing: bool) -> None:
     """The (dataset, method) pairs the plan leaves empty because the dataset's task is not the method's
     (:func:`tkbench.bench.plan.empty_cells`) or the method names other datasets
     (:func:`tkbench.bench.plan.excluded_cells`): each with its reason (dry run), or their count (a sweep)."""
-    empty = empty_cells(exp)
-    excluded = excluded_cells(exp)
-    if not empty and not excluded:
-        return
-    if not listing:
-        if empty:
-            console.print(f"{len(empty)} (dataset, method) pair(s) not planned: the dataset's task is not the "
-                          "method's (--dry-run lists them)", markup=False, highlight=False)
-        if excluded:
-            console.print(f"{len(excluded)} (dataset, method) pair(s) not planned: not in the method's datasets "
-                          "(--dry-run lists them)", markup=False, highlight=False)
-        return
-    for label, method, why in empty:
-        console.print(f"not planned: {label} / {method} ({why})", markup=False, highlight=False)
-    for label, method in excluded:
-        console.print(f"not planned: {label} / {method} (not in {method}'s datasets)", markup=False,
-                      highlight=False)
+    groups = {"the dataset's task is not the method's": list(empty_cells(exp)),
+              "not in the method's datasets": [(label, method, f"not in {method}'s datasets")
+                                               for label, method in excluded_cells(exp)]}
+    for summary, pairs in groups.items():
+        if not listing and pairs:
+            console.print(f"{len(pairs)} (dataset, method) pair(s) not planned: {summary} (--dry-run lists them)",
+                          markup=False, highlight=False)
+        for label, method, why in pairs if listing else ():
+            console.print(f"not planned: {label} / {method} ({why})", markup=False, highlight=False)
 
 
 def _print_summary(console: Console, store: ResultStore, plan: list[RunSpec], outcome: RunOutcome) -> list[str]:

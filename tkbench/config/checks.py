@@ -200,16 +200,12 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
             if label not in labels:
                 problems.append((f"{where}.datasets", label,
                                  f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
-        for field_name in ("max_train", "cv_max_train", "tune_on_first"):
+        for field_name in ("max_train", "cv_max_train", "tune_on_first", "splits"):  # {dataset label: value} forms
             value = getattr(m, field_name)
             for label, cap in (value if isinstance(value, dict) else {}).items():
                 if label not in labels:
                     problems.append((f"{where}.{field_name}.{label}", cap,
                                      f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
-        for label, k in (m.splits if isinstance(m.splits, dict) else {}).items():
-            if label not in labels:
-                problems.append((f"{where}.splits.{label}", k,
-                                 f"the label of a dataset of this config: {', '.join(labels) or '(none)'}"))
         for label, over in m.per_dataset.items():
             if label not in labels:
                 problems.append((f"{where}.per_dataset.{label}", over,

@@ -271,3 +271,22 @@ def test_a_keyboard_interrupt_inside_a_fit_is_recorded_with_its_reason(write_con
     (row,) = ResultStore(tmp_path / "out").rows()
     assert row["status"] == "failed" and row["error"] == "KeyboardInterrupt raised inside the run"
     assert "KeyboardInterrupt" in row["traceback"]
+
+
+def test_a_run_s_supervisor_imports_no_numerical_code(write_config, tmp_path):
+    """A loky worker only supervises: its run is forked from a forkserver that has the numerical stack. Importing
+    scikit-learn in the supervisor cost each worker 2-3 s of CPU per sweep (the test suite starts dozens)."""
+    import json
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}]
+    (spec,) = [s.to_dict() for s in make_plan(load_config(write_config(cfg)))][:1]
+    code = ("import json, sys\n"
+            "from tkbench.bench.isolation import run_isolated\n"
+            f"summary = run_isolated(json.loads({json.dumps(json.dumps(spec))}), {{}}, {str(tmp_path)!r})\n"
+            "heavy = sorted(m for m in ('sklearn', 'scipy', 'tkbench.bench.execute') if m in sys.modules)\n"
+            "print(json.dumps({'status': summary['status'], 'heavy': heavy}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"status": "ok", "heavy": []}, (result, out.stderr)

@@ -162,7 +162,7 @@ def test_tk_family_runs_from_a_config(write_config, tmp_path):
 
     cfg = tiny_config(kind="convergence")
     cfg["protocol"]["splits"] = 2
-    cfg["datasets"] = ["liver", {"name": "airfoil", "subsample": 200}]
+    cfg["datasets"] = [{"name": "liver", "subsample": 150}, {"name": "airfoil", "subsample": 150}]
     cfg["methods"] = [{"name": "tk", "family": "tk", "solver": "fw", "params": {"tol": 1e-2},
                        "grid": {"C": [1.0, 10.0], "delta": [0.1]}}]
     outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=2, progress=False)

@@ -43,6 +43,11 @@ def test_blocked_combination_and_quadratic_forms(monkeypatch, cache_mb):
     np.testing.assert_allclose(L.combined(d), explicit, rtol=1e-12)
     np.testing.assert_allclose(L.combined(d, Y), explicit_test, rtol=1e-12)
     np.testing.assert_allclose(L.quadratic_forms(w), [w @ L.kernel(k) @ w for k in range(len(L))], rtol=1e-10)
+    if L._stack is not None:  # the compiled combination adds the same terms in the same order as NumPy would
+        by_numpy = np.zeros((50, 50))
+        for r in np.flatnonzero(d[L.other]):
+            by_numpy += d[L.other[r]] * L._stack[r]
+        assert np.array_equal(L.combined(d), by_numpy)
 
 
 @pytest.mark.parametrize("cache_mb", [0.0, 1024.0], ids=["blocked", "cached"])

@@ -102,9 +102,10 @@ class Library:
                                            weights[self.grouped] * self.scale[self.grouped])
             out += combined.raw(Y, self.X)
         if Y is self.X and self._stack is not None:  # SimpleMKL keeps few weights nonzero: touch only those
-            for r in np.flatnonzero(weights[self.other]):
-                out += weights[self.other[r]] * self._stack[r]
-            return out
+            from tkbench.methods._shared._library_numba import stack_combination
+
+            w = np.ascontiguousarray(np.asarray(weights, dtype=float)[self.other])
+            return stack_combination(self._stack, np.flatnonzero(w).astype(np.int64), w, out)
         step = max(1, _BLOCK_BYTES // (8 * len(self.X)))
         for start in range(0, len(Y), step):
             rows = slice(start, start + step)

@@ -36,7 +36,8 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
         **{f"*/{m}": "issue 50: the SVM's draws 2-5, HGK_refit's 5 draws and HGK_cv_refit's 3 run over several "
            "sessions with resume" for m in ("SVM", "HGK_refit", "HGK_cv_refit")}},
     "ghiasi2010_table2": {"splice/*": "issue 52: the Raetsch arrays' sets, added 2026-11-28; their sweep runs over "
-                          "several sessions (thyroid, twonorm and flare_solar done 2026-11-29)"},
+                          "several sessions (thyroid, twonorm and flare_solar done 2026-11-29; splice's GM rows "
+                          "re-run 2026-11-29 after the shared CV was made to honour cv_max_train)"},
 }
 
 

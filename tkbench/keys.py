@@ -21,7 +21,7 @@ LATE_FIELDS: dict[str, dict[str, Any]] = {
     # a run's identity (tkbench.bench.plan.RunSpec.identity)
     "run": {"features": None, "landscape": None, "tuning": None, "cv_score": None, "cv_size": None},
     # the CV of one split shared by later splits (tkbench.bench.tuning.tuning_key)
-    "tuning": {"cv_score": None},
+    "tuning": {"cv_score": None, "cv_size": None},  # cv_size: 2026-11-29 (a shared CV honours cv_max_train)
     # an HGK candidate's checkpoint (tkbench.methods.hgk.estimators): step 3's grid search was always on D2, and
     # the gradient steps held alpha fixed
     "hgk_checkpoint": {"grid_search": "d2", "objective": "fixed_alpha"},

@@ -47,3 +47,31 @@ def test_cv_max_train_changes_only_its_own_keys(write_config):
 def test_bad_cv_max_train_is_a_config_error(write_config, value, expected):
     with pytest.raises(ConfigError, match=expected):
         load_config(write_config(_config(cv_max_train=value)))
+
+
+def test_a_cv_shared_by_the_first_splits_also_tunes_on_the_subset(write_config, monkeypatch, tmp_path):
+    """protocol.tune_on_first with cv_max_train: each of the first k splits' CVs runs on that split's seeded subset.
+    Before 2026-11-29 the shared CV ignored cv_max_train and tuned on the whole training part (paper 004's splice
+    GM cell: 1000 rows where its notes said 300)."""
+    import tkbench.bench.tuning as tuning
+    from tkbench.bench.tuning import tuning_key
+
+    seen = []
+    real = tuning.select_params
+
+    def spy(estimator, family, grid, X, y, **kw):
+        seen.append(len(y))
+        return real(estimator, family, grid, X, y, **kw)
+
+    monkeypatch.setattr(tuning, "select_params", spy)
+    cfg = _config(cv_max_train={"liver": 100})
+    cfg["protocol"]["tune_on_first"] = 2
+    plan = make_plan(load_config(write_config(cfg)))
+    row = execute(plan[0].to_dict(), {}, str(tmp_path))
+    assert row["status"] == "ok", row.get("traceback")
+    assert seen == [100, 100] and row["n_train"] > 100  # the two first splits' CVs, each on 100 rows
+    # the cached CV choices of a shared CV on all rows are not taken for one on the subset (nor the reverse)
+    whole = make_plan(load_config(write_config({**cfg, "methods": [{k: v for k, v in cfg["methods"][0].items()
+                                                                     if k != "cv_max_train"}]}, "whole.yaml")))
+    seeds = plan[0].tuning["seeds"]
+    assert tuning_key(plan[0], 0, seeds[0]) != tuning_key(whole[0], 0, seeds[0])

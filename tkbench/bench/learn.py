@@ -106,7 +106,11 @@ def run_learner(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str 
     row["cv_seconds"] = 0.0
     if spec.grid and spec.tuning:  # once per (dataset, method), on the first k splits' training parts
         def training_part(r: int, seed: int):
+            """Split r's rows for its CV: its training part, or the seeded subset a ``cv_max_train`` names (the
+            unshared path's rule below; before 2026-11-29 a shared CV ignored cv_max_train and tuned on them all)."""
             rows = split_rows(ds, spec, r, seed, exact_size)[0]
+            if spec.cv_size is not None and int(spec.cv_size) < len(rows):
+                rows = rows[np.isin(rows, training_subset(rows, int(spec.cv_size), seed + 1))]
             return ds.X[rows], ds.y[rows]
 
         chosen, cv = shared_selection(spec, estimator, family, training_part, task=ds.task, root=root,

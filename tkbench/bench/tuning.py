@@ -218,7 +218,8 @@ def _write_checkpoint(path: Path, folds_done: list[list[float]], errors: list[st
 # one choice per (dataset, method): CV on the first k splits, median of the k choices (protocol.tune_on_first)
 
 _TUNING_FIELDS = ("dataset", "fingerprint", "options", "features", "task", "family", "solver", "params", "grid",
-                  "scaler", "target_scaler", "cv_folds", "stratify", "test_fraction", "subsample", "size", "kind")
+                  "scaler", "target_scaler", "cv_folds", "stratify", "test_fraction", "subsample", "size", "kind",
+                  "cv_size")
 
 
 def tuning_key(spec: RunSpec, r: int, seed: int) -> str:

@@ -155,7 +155,7 @@ def test_config_scaler_reaches_the_composed_estimator():
     assert est.score(X[100:], y[100:]) > 0.6
 
 
-def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_path):
+def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_path, monkeypatch):
     """A CV that keeps its finished folds (tuning of long sweeps) gives, when resumed after any number of folds,
     exactly the uninterrupted result, and refits nothing it had finished."""
     import json
@@ -196,6 +196,22 @@ def test_an_interrupted_cv_resumes_from_its_checkpoint_with_the_same_result(tmp_
     _, report = select_params(broken, family, grid, X, y, task="classification", k=4, seed=2, checkpoint=path)
     assert report["failed_candidates"] == plain_report["failed_candidates"] + 1
     assert [r["mean"] for r in report["scores"]][2:5] == [r["mean"] for r in plain_report["scores"]][2:5]
+    # killed again right after resuming, before the partial fold's next candidate finished: the partial fold's
+    # finished candidates are still in the file (replaying the finished folds used to write them away)
+    good = {"C": [1.0, 10.0], "gamma": [0.1, 1.0]}  # (no failing candidate: those are fitted again on resume)
+    select_params(est, family, good, X, y, task="classification", k=4, seed=2, checkpoint=path.with_name("g"))
+    whole = json.loads(path.with_name("g").read_text())
+    resumed = {**whole, "folds": whole["folds"][:3], "partial": [[v] for v in whole["folds"][3][:3]]}
+    path.write_text(json.dumps(resumed))
+    from sklearn.svm import SVC
+
+    def killed(self, *args, **kwargs):  # the sweep stopped (Ctrl-C, SIGTERM) inside the next fit
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SVC, "fit", killed)
+    with pytest.raises(KeyboardInterrupt):
+        select_params(est, family, good, X, y, task="classification", k=4, seed=2, checkpoint=path)
+    assert json.loads(path.read_text())["partial"] == resumed["partial"]
 
 
 def test_a_resumed_cv_fits_its_earlier_failures_again_and_a_failed_cv_leaves_no_checkpoint(tmp_path):

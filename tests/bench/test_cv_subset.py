@@ -15,17 +15,23 @@ def _config(**method):
             "methods": [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0, 10.0]}, **method}]}
 
 
-def test_cv_on_a_subset_and_the_final_fit_on_every_training_row(write_config, monkeypatch):
-    import tkbench.bench.learn as ex  # the learner path of a run (issue 49: it left bench.execute)
-
-    seen = []
-    real = ex.select_params
+def _rows_seen_by_the_cv(monkeypatch, module) -> list[int]:
+    """The training sizes every ``select_params`` call made through ``module`` receives (filled as they run)."""
+    seen: list[int] = []
+    real = module.select_params
 
     def spy(estimator, family, grid, X, y, **kw):
         seen.append(len(y))
         return real(estimator, family, grid, X, y, **kw)
 
-    monkeypatch.setattr(ex, "select_params", spy)
+    monkeypatch.setattr(module, "select_params", spy)
+    return seen
+
+
+def test_cv_on_a_subset_and_the_final_fit_on_every_training_row(write_config, monkeypatch):
+    import tkbench.bench.learn as ex  # the learner path of a run (issue 49: it left bench.execute)
+
+    seen = _rows_seen_by_the_cv(monkeypatch, ex)
     spec = make_plan(load_config(write_config(_config(cv_max_train={"liver": 100}))))[0].to_dict()
     row = execute(spec, {})
     assert row["status"] == "ok", row.get("traceback")
@@ -56,14 +62,7 @@ def test_a_cv_shared_by_the_first_splits_also_tunes_on_the_subset(write_config, 
     import tkbench.bench.tuning as tuning
     from tkbench.bench.tuning import tuning_key
 
-    seen = []
-    real = tuning.select_params
-
-    def spy(estimator, family, grid, X, y, **kw):
-        seen.append(len(y))
-        return real(estimator, family, grid, X, y, **kw)
-
-    monkeypatch.setattr(tuning, "select_params", spy)
+    seen = _rows_seen_by_the_cv(monkeypatch, tuning)
     cfg = _config(cv_max_train={"liver": 100})
     cfg["protocol"]["tune_on_first"] = 2
     plan = make_plan(load_config(write_config(cfg)))

@@ -280,7 +280,7 @@ def test_a_run_s_supervisor_imports_no_numerical_code(write_config, tmp_path):
 
     cfg = tiny_config(datasets=["liver"])
     cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {}}]
-    (spec,) = [s.to_dict() for s in make_plan(load_config(write_config(cfg)))][:1]
+    spec = make_plan(load_config(write_config(cfg)))[0].to_dict()
     code = ("import json, sys\n"
             "from tkbench.bench.isolation import run_isolated\n"
             f"summary = run_isolated(json.loads({json.dumps(json.dumps(spec))}), {{}}, {str(tmp_path)!r})\n"

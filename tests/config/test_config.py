@@ -299,3 +299,18 @@ def test_no_data_and_not_run_must_name_the_reference_tables_data_sets_and_method
     assert "not_run[0]: 'HLK': a method of hgk2016_table1.yaml: DNN, HGK, HKL, RF, SVM" in text
     assert "no_data[0]" not in text
     load_config(write_config({**cfg, "no_data": ["cod"], "not_run": ["HKL"]}))
+
+
+def test_the_baselines_sensitivity_config_stays_on_the_benchmark_s_datasets_splits_and_8_point_cells():
+    """configs/kernel_benchmark_baselines.yaml copies the benchmark's protocol, datasets and RBF baselines, so that
+    its 8-point cells are the benchmark's own runs (--reuse takes them over by run key): a change to one config
+    alone would silently turn them into new runs on other splits."""
+    from tkbench.bench.plan import make_plan
+
+    main = make_plan(load_config(ROOT / "configs" / "kernel_benchmark.yaml"))
+    side = make_plan(load_config(ROOT / "configs" / "kernel_benchmark_baselines.yaml"))
+    main_keys = {s.key for s in main if s.method in ("SVM", "KRR")}
+    side_keys = {s.key for s in side if s.method in ("SVM", "KRR")}
+    assert side_keys == main_keys and len(side_keys) == 840
+    wide = [s for s in side if s.method.endswith("_wide")]
+    assert {(s.label, s.split, s.seed) for s in wide} == {(s.label, s.split, s.seed) for s in main if s.method == "SVM"}

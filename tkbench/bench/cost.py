@@ -57,28 +57,28 @@ class Estimate:
 
 def shared_cv_left(spec: RunSpec, out: Path) -> float:
     """The share of a cell's shared CV (``spec.tuning``: the first k splits) not yet in ``out``'s tuning folder:
-    per split, 0 when its result is cached (``<key>.json``), else 1 less the folds its checkpoint
-    (``<key>.folds.json``, :mod:`tkbench.bench.tuning`) has finished, over ``cv_folds``; the mean over the k splits.
-    A damaged checkpoint counts as nothing done (the CV would start over). 1.0 for a cell without a shared CV."""
+    per split, 0 when its result is cached (``<key>.json``), else 1 less what its fold checkpoint holds, read as the
+    CV itself would resume it (:func:`tkbench.bench.tuning._read_checkpoint`: finished folds and the next fold's
+    finished candidates, over ``cv_folds``; a damaged or mismatched checkpoint is nothing done); the mean over the k
+    splits. 1.0 for a cell without a shared CV."""
     from tkbench.bench.store import TUNING
-    from tkbench.bench.tuning import tuning_key
+    from tkbench.bench.tuning import _read_checkpoint, grid_candidates, tuning_key
+    from tkbench.methods import get_family
 
     if not spec.tuning:
         return 1.0
+    combos, path_values = grid_candidates(spec.grid, get_family(spec.family).path_param)
+    n_cells, folds = len(combos) * len(path_values), max(int(spec.cv_folds), 1)
     k, seeds = int(spec.tuning["first"]), list(spec.tuning["seeds"])
-    folder, left = out / TUNING, []
+    left = []
     for r in range(k):
-        path = folder / f"{tuning_key(spec, r, seeds[r])}.json"
+        path = out / TUNING / f"{tuning_key(spec, r, seeds[r])}.json"
         if path.exists():
             left.append(0.0)
             continue
-        done = 0.0
-        try:
-            folds = json.loads(path.with_suffix(".folds.json").read_bytes().decode("utf-8")).get("folds", [])
-            done = min(len(folds), spec.cv_folds) / max(spec.cv_folds, 1) if isinstance(folds, list) else 0.0
-        except (OSError, ValueError, AttributeError):
-            pass
-        left.append(1.0 - done)
+        saved = _read_checkpoint(path.with_suffix(".folds.json"), n_cells, len(path_values))
+        done = len(saved["folds"]) + len(saved["partial"]) * len(path_values) / n_cells
+        left.append(1.0 - min(done, folds) / folds)
     return sum(left) / k if k else 1.0
 
 

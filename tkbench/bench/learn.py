@@ -76,6 +76,16 @@ def split_rows(ds: Dataset, spec: RunSpec, split: int, seed: int, exact_size: bo
     return train, test
 
 
+def cv_positions(spec: RunSpec, train: np.ndarray, seed: int) -> np.ndarray:
+    """Positions in ``train`` (a split's training rows, seed ``seed``) of the rows its CV uses: all of them, or
+    with ``cv_max_train`` (``spec.cv_size``) the subset a max_train of that size would train on (the same seed:
+    nested subsets), in training order. The one rule of both the per-split and the shared CV (before 2026-11-29
+    a CV shared by the first splits ignored cv_max_train and tuned on every row)."""
+    if spec.cv_size is None or int(spec.cv_size) >= len(train):
+        return np.arange(len(train))
+    return np.flatnonzero(np.isin(train, training_subset(train, int(spec.cv_size), seed + 1)))
+
+
 def run_learner(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str | None = None,
                 after_fit=None, exact_size: bool = False) -> None:
     """One run of a family: its data and split, CV on the training part, the final fit, test metrics and the
@@ -106,11 +116,8 @@ def run_learner(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str 
     row["cv_seconds"] = 0.0
     if spec.grid and spec.tuning:  # once per (dataset, method), on the first k splits' training parts
         def training_part(r: int, seed: int):
-            """Split r's rows for its CV: its training part, or the seeded subset a ``cv_max_train`` names (the
-            unshared path's rule below; before 2026-11-29 a shared CV ignored cv_max_train and tuned on them all)."""
             rows = split_rows(ds, spec, r, seed, exact_size)[0]
-            if spec.cv_size is not None and int(spec.cv_size) < len(rows):
-                rows = rows[np.isin(rows, training_subset(rows, int(spec.cv_size), seed + 1))]
+            rows = rows[cv_positions(spec, rows, seed)]
             return ds.X[rows], ds.y[rows]
 
         chosen, cv = shared_selection(spec, estimator, family, training_part, task=ds.task, root=root,
@@ -119,10 +126,8 @@ def run_learner(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str 
         row["cv"] = cv
         set_model_params(estimator, chosen)
     elif spec.grid:
-        cv_rows = np.arange(len(train))
-        if spec.cv_size is not None and int(spec.cv_size) < len(train):
-            # CV on the rows a max_train of the same size would train on (same seed: nested subsets)
-            cv_rows = np.flatnonzero(np.isin(train, training_subset(train, int(spec.cv_size), spec.seed + 1)))
+        cv_rows = cv_positions(spec, train, spec.seed)
+        if len(cv_rows) < len(train):
             row["cv_rows"] = len(cv_rows)
         chosen, cv = select_params(estimator, family, spec.grid, X_train[cv_rows], y_train[cv_rows], task=ds.task,
                                    k=spec.cv_folds, seed=spec.seed, stratify=spec.stratify,

@@ -145,10 +145,10 @@ def select_params(
             current.append(values)
         finished.append([cells[-1] for cells in table.values()])
         if checkpoint is not None:
-            # a replayed fold followed by the saved partial one keeps that partial fold's finished candidates (they
-            # were dropped here until 2026-11-29: a sweep killed before the next candidate finished lost them, 6 of
-            # satimage TK's 8 in the kernel benchmark's pilot, about 40 minutes of CV)
-            keep = done["partial"] if patching and fold + 1 == len(stored) and not warm else ()
+            # while stored folds are replayed, the saved partial fold after them stays in the file (it was dropped
+            # here until 2026-11-29: a sweep killed before the next candidate finished lost its finished
+            # candidates, 6 of satimage TK's 8 in the kernel benchmark's pilot, about 40 minutes of CV)
+            keep = done["partial"] if patching and not warm else ()
             _write_checkpoint(checkpoint, finished + done["folds"][fold + 1:], errors, elapsed(), keep)
     means = {cell: float(np.mean(s)) for cell, s in table.items()}
     finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]

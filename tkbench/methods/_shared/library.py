@@ -104,7 +104,7 @@ class Library:
         if Y is self.X and self._stack is not None:  # SimpleMKL keeps few weights nonzero: touch only those
             from tkbench.methods._shared._library_numba import stack_combination
 
-            w = np.ascontiguousarray(np.asarray(weights, dtype=float)[self.other])
+            w = np.asarray(weights, dtype=float)[self.other]  # (a list index: a new contiguous array)
             return stack_combination(self._stack, np.flatnonzero(w).astype(np.int64), w, out)
         step = max(1, _BLOCK_BYTES // (8 * len(self.X)))
         for start in range(0, len(Y), step):

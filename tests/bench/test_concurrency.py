@@ -312,3 +312,17 @@ def test_the_forkserver_holds_every_family_and_a_frozen_heap():
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert {"tk", "simplemkl", "nkrr", "sikl", "hgk", "svm_rbf", "random_forest"} <= set(found["families"])
     assert found["frozen"] > 10_000 and found["loaded"] == [], found
+    # a family whose import fails in the forkserver is looked up again by each child, which records the real error
+    broken = ("import importlib\n"
+              "from tkbench.methods import registry\n"
+              "real = importlib.import_module\n"
+              "def fail(name, *args):\n"
+              "    if name == 'tkbench.methods.nkrr.estimators':\n"
+              "        raise ImportError('broken on purpose')\n"
+              "    return real(name, *args)\n"
+              "importlib.import_module = fail\n"
+              "import tkbench.bench.preload\n"
+              "importlib.import_module = real\n"
+              "print(registry._loaded, registry.get_family('nkrr').name)\n")
+    out = subprocess.run([sys.executable, "-c", broken], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["False", "nkrr"], (out.stdout, out.stderr)

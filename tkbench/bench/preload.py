@@ -9,12 +9,12 @@ stay lazy: the families import them inside the fit, so a sweep that does not use
 import gc
 
 from tkbench.bench import execute  # noqa: F401 (the run's own code)
-from tkbench.methods.registry import load_families
+from tkbench.methods import registry
 
 try:
-    load_families()
-except Exception:  # noqa: BLE001 (a child meets the same error in its own lookup and records it as its run's failure)
-    pass
+    registry.load_families()
+except Exception:  # noqa: BLE001 (a family that fails to import: each child loads the registry again, meets the
+    registry._loaded = False  # same error in its own lookup and records it as its run's failure, with its words)
 
 # Everything imported so far is for life: keep it out of the garbage collector's sweeps (gc.freeze, the documented
 # recipe for a process that forks without exec). Otherwise each child's first full collection walked the whole

@@ -98,7 +98,7 @@ class SpectralMixtureGPRegressor(RegressorMixin, BaseEstimator):
     lr : float > 0, default=0.1
         Adam's learning rate (the tutorial's value).
     n_restarts : int >= 1, default=3
-        independent starts from initialize_from_data; the least final loss is kept.
+        independent starts (each initialised as ``init`` says); the least final loss is kept.
     random_state : int >= 0, default=0
         seeds start r with 1000 * random_state + r (torch.manual_seed).
     threads : int >= 1, default=1

@@ -403,3 +403,25 @@ def test_report_and_baseline_outputs_that_cannot_be_written_exit_2(tmp_path):
     code, text = _invoke("baseline", str(out), "-o", str(tmp_path / "afile" / "b.json"))
     flat = " ".join(text.split())
     assert code == 2 and ("a part of the path is a file" in flat or "a file, not a folder" in flat), text
+
+
+def test_yaml_files_read_alike_by_libyaml_and_a_refused_file_keeps_the_pure_python_words(tmp_path):
+    """load_yaml parses with libyaml (10x faster: the registry is read by every run) into the very values of
+    SafeLoader; a file it refuses is read again by SafeLoader, whose message names more (an undefined alias)."""
+    from pathlib import Path
+
+    from tkbench.textfile import FAST_SAFE_LOADER, UnreadableFile, load_yaml
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "datasets" / "registry.yaml", root / "docs" / "reproduction.yaml",
+             *sorted((root / "configs").glob("*.yaml"))]
+    assert len(files) > 20
+    for path in files:
+        assert load_yaml(path) == load_yaml(path, loader=yaml.SafeLoader), path
+    bad = tmp_path / "bad.yaml"
+    for text, where, what in [("a: *nope\n", "line 1, column 4", "found undefined alias 'nope'"),
+                              ("a: 1\nb: [1, 2\n", "line 3, column 1", "expected ',' or ']'")]:
+        bad.write_text(text)
+        with pytest.raises(UnreadableFile) as caught:
+            load_yaml(bad, loader=FAST_SAFE_LOADER)
+        assert caught.value.where == where and what in caught.value.what, (caught.value.where, caught.value.what)

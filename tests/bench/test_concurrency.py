@@ -290,3 +290,39 @@ def test_a_run_s_supervisor_imports_no_numerical_code(write_config, tmp_path):
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"status": "ok", "heavy": []}, (result, out.stderr)
+
+
+def test_the_forkserver_holds_every_family_and_a_frozen_heap():
+    """What every run's child inherits instead of importing it: the registry's families (each child used to import
+    about 120 modules of its own, 0.5-0.7 s per run, more than a small baseline's whole run), and a heap frozen out
+    of the collector's sweeps (each child's first full collection walked it: 0.1-0.2 s). numba, torch, cvxpy and
+    dask stay lazy: a sweep that does not use them does not pay for them."""
+    import json
+
+    from tkbench.bench import isolation
+
+    assert isolation._PRELOAD == ["tkbench.bench.preload"]
+    code = ("import gc, json, sys\n"
+            "import tkbench.bench.preload\n"
+            "from tkbench.methods.family import FAMILIES\n"
+            "lazy = sorted(m for m in ('numba', 'torch', 'cvxpy', 'distributed') if m in sys.modules)\n"
+            "print(json.dumps({'families': sorted(FAMILIES), 'frozen': gc.get_freeze_count(), 'loaded': lazy}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"tk", "simplemkl", "nkrr", "sikl", "hgk", "svm_rbf", "random_forest"} <= set(found["families"])
+    assert found["frozen"] > 10_000 and found["loaded"] == [], found
+    # a family whose import fails in the forkserver is looked up again by each child, which records the real error
+    broken = ("import importlib\n"
+              "from tkbench.methods import registry\n"
+              "real = importlib.import_module\n"
+              "def fail(name, *args):\n"
+              "    if name == 'tkbench.methods.nkrr.estimators':\n"
+              "        raise ImportError('broken on purpose')\n"
+              "    return real(name, *args)\n"
+              "importlib.import_module = fail\n"
+              "import tkbench.bench.preload\n"
+              "importlib.import_module = real\n"
+              "print(registry._loaded, registry.get_family('nkrr').name)\n")
+    out = subprocess.run([sys.executable, "-c", broken], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["False", "nkrr"], (out.stdout, out.stderr)

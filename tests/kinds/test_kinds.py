@@ -31,7 +31,7 @@ def test_scaling_experiment(write_config, tmp_path):
     exp = load_config(write_config(cfg))
     plan = make_plan(exp)
     assert len(plan) == 3 * 2 * 2 and all(not s.grid for s in plan)
-    outcome = run_experiment(exp, out_dir=tmp_path, n_jobs=2, progress=False)
+    outcome = run_experiment(exp, out_dir=tmp_path, progress=False)
     assert outcome.counts["ok"] == 12
     rows = ResultStore(tmp_path).rows()
     assert sorted({r["n_train"] for r in rows}) == [40, 80, 160] and {r["n_test"] for r in rows} == {50}

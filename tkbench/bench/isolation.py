@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_PRELOAD = ["tkbench.bench.execute"]
+_PRELOAD = ["tkbench.bench.preload"]  # (the forkserver imports it once: see that module)
 
 
 def _die_with_parent() -> None:

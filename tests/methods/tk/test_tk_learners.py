@@ -165,7 +165,7 @@ def test_tk_family_runs_from_a_config(write_config, tmp_path):
     cfg["datasets"] = [{"name": "liver", "subsample": 150}, {"name": "airfoil", "subsample": 150}]
     cfg["methods"] = [{"name": "tk", "family": "tk", "solver": "fw", "params": {"tol": 1e-2},
                        "grid": {"C": [1.0, 10.0], "delta": [0.1]}}]
-    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, n_jobs=2, progress=False)
+    outcome = run_experiment(load_config(write_config(cfg)), out_dir=tmp_path, progress=False)
     assert outcome.counts == {"ok": 4}
     for row in ResultStore(tmp_path).rows():
         assert row["diagnostics"]["converged"] and row["diagnostics"]["basis"] == "x"

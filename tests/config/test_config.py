@@ -301,6 +301,29 @@ def test_no_data_and_not_run_must_name_the_reference_tables_data_sets_and_method
     load_config(write_config({**cfg, "no_data": ["cod"], "not_run": ["HKL"]}))
 
 
+def test_the_grids_sensitivity_config_reuses_the_benchmark_s_cells_and_widens_only_c():
+    """configs/kernel_benchmark_grids.yaml: its TK, TK_block and SimpleMKL cells are the benchmark's own runs on its
+    binary classification sets below 1000 rows (the same run keys, so --reuse adopts them); each _wide method is its
+    namesake with a C grid that contains the namesake's and extends past both ends, on the same splits."""
+    from tkbench.bench.plan import make_plan
+
+    main = make_plan(load_config(ROOT / "configs" / "kernel_benchmark.yaml"))
+    side = make_plan(load_config(ROOT / "configs" / "kernel_benchmark_grids.yaml"))
+    sets = {"sonar", "ionosphere", "liver", "pima", "heart", "cancer", "banana", "german", "ringnorm"}
+    names = ("TK", "TK_block", "SimpleMKL")
+    side_keys = {s.key for s in side if s.method in names}
+    assert side_keys == {s.key for s in main if s.method in names and s.label in sets} and len(side_keys) == 610
+    for name in names:
+        narrow = next(s for s in side if s.method == name)
+        wide = [s for s in side if s.method == f"{name}_wide"]
+        assert {(s.label, s.split, s.seed) for s in wide} == {(s.label, s.split, s.seed) for s in side
+                                                               if s.method == name}
+        grid, wide_grid = narrow.grid, wide[0].grid
+        assert set(grid["C"]) < set(wide_grid["C"]) and min(wide_grid["C"]) < min(grid["C"])
+        assert {k: v for k, v in grid.items() if k != "C"} == {k: v for k, v in wide_grid.items() if k != "C"}
+        assert {k: v for k, v in narrow.params.items()} == {k: v for k, v in wide[0].params.items()}
+
+
 def test_the_baselines_sensitivity_config_stays_on_the_benchmark_s_datasets_splits_and_8_point_cells():
     """configs/kernel_benchmark_baselines.yaml copies the benchmark's protocol, datasets and RBF baselines, so that
     its 8-point cells are the benchmark's own runs (--reuse takes them over by run key): a change to one config

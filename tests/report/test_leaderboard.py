@@ -99,6 +99,20 @@ def test_a_method_whose_sweep_is_still_running_is_not_ranked_on_its_first_splits
     assert unfinished_cells(res) == {("d2", "A"): (1, 6)}
 
 
+def test_a_method_whose_every_run_failed_on_a_dataset_is_not_ranked_and_the_note_says_so(tmp_path):
+    """MKLpy's GRAM fails on every split of Liver (no hard margin): the cell has no mean, the method is not ranked,
+    and the note says that its runs finished and failed (not that they are still to run)."""
+    res, summary = _results()
+    cell = (res.rows["method"] == "A") & (res.rows["dataset"] == "d2")
+    res.rows.loc[cell, "status"] = "failed"
+    summary = summary[~((summary["method"] == "A") & (summary["dataset"] == "d2"))]
+    tables, _ = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=100))
+    board = tables[0]
+    assert sorted(r[0].text for r in board.rows) == ["B", "C"]
+    assert "A is not ranked: no finished mean on d2 (none of its 6 runs ok)." in board.notes
+    assert unfinished_cells(res) == {}
+
+
 def test_a_leaderboard_outside_an_accuracy_experiment_is_a_config_error(write_config):
     from tkbench.config import ConfigError, load_config
 

@@ -22,6 +22,7 @@ mean (a method missing on some is listed with them, not ranked):
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -112,8 +113,6 @@ def unfinished_cells(res) -> dict[tuple[str, str], tuple[int, int]]:
     """(dataset label, method) -> (finished, planned) runs, for the cells of the config's plan whose runs have not
     all finished (ok, failed or timed out: :data:`tkbench.bench.progress.FINISHED`): a sweep over several sessions,
     or a method cut short."""
-    from collections import Counter
-
     planned = Counter(zip(res.planned["dataset"], res.planned["method"], strict=True))
     # tkbench.bench.progress's outcomes (a leaderboard's accuracy kinds have no gate that leaves runs out)
     done = res.rows[res.rows["status"].isin(FINISHED)]
@@ -127,6 +126,11 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
     if res.rows.empty or summary.empty:
         return tables, images
     ok = res.rows[res.rows["status"] == "ok"]
+    # cells whose every run finished without a result (a peer that fails on a dataset): named as such in the notes
+    not_ok = res.rows[res.rows["status"] != "ok"]
+    with_ok = set(zip(ok["dataset"], ok["method"], strict=True))
+    failed = {cell: n for cell, n in Counter(zip(not_ok["dataset"], not_ok["method"], strict=True)).items()
+              if cell not in with_ok}
     order = [m.name for m in res.experiment.methods]
     unfinished = unfinished_cells(res)
     seed = int(res.experiment.protocol.seed)
@@ -140,6 +144,7 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
             means.loc[ds, m] = np.nan
         methods = [m for m in order if m in means.columns and means[m].notna().all()]
         left_out = {m: [f"{ds} ({running[ds, m][0]} of {running[ds, m][1]} splits run)" if (ds, m) in running
+                        else f"{ds} (none of its {failed[ds, m]} runs ok)" if failed.get((ds, m))
                         else ds for ds in means.index if pd.isna(means.loc[ds, m])]
                     for m in order if m in means.columns and m not in methods}
         if len(methods) < 2:

@@ -2,6 +2,7 @@
 loss matrix, on inputs whose answers are known."""
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -134,6 +135,11 @@ def test_the_leaderboard_and_the_significance_table_read_one_verdict_rule():
     tie = paired_test(base + rng.normal(0, 0.3, 30), base + rng.normal(0, 0.3, 30), 500, 100)
     assert tie.p_corrected_t >= 0.05 and tie.verdict(True) == "tie"
     assert paired_test(base, base, 500, 100).verdict(True) == paired_test(base, base, 500, 100).undefined != ""
+    # the leaderboard skips the Wilcoxon p (its verdict reads the t-test only): every other field is the same
+    other = base + rng.normal(0, 0.3, 30)
+    quick, full = paired_test(base + 2.0, other, 500, 100, wilcoxon=False), paired_test(base + 2.0, other, 500, 100)
+    assert np.isnan(quick.p_wilcoxon) and full.p_wilcoxon < 1e-5
+    assert replace(quick, p_wilcoxon=full.p_wilcoxon) == full and quick.verdict(True) == full.verdict(True)
 
 
 def test_gain_and_risk_count_what_paper_002_figure_2_counts():

@@ -26,13 +26,9 @@ def _ok_cells(res) -> list[tuple[str, str, pd.DataFrame]]:
     if res.rows.empty or "status" not in res.rows:
         return []
     ok = res.rows[res.rows["status"] == "ok"]
-    out = []
-    for ds in res.experiment.datasets:
-        for m in res.experiment.methods:
-            cell = ok[(ok["dataset"] == ds.label) & (ok["method"] == m.name)]
-            if len(cell):
-                out.append((ds.label, m.name, cell))
-    return out
+    cells = {key: cell for key, cell in ok.groupby(["dataset", "method"], sort=False)}  # one pass, not one per cell
+    return [(ds.label, m.name, cells[ds.label, m.name]) for ds in res.experiment.datasets
+            for m in res.experiment.methods if (ds.label, m.name) in cells]
 
 
 def _grid_ends(values: list[Any], grid: Any) -> list[tuple[str, float]]:

@@ -134,6 +134,7 @@ def test_datasets_list_and_show_say_what_a_user_meets():
     listing = _cli("datasets", "list")
     assert any("raetsch_banana" in line and "400 + 4900 per realisation (10 of 100)" in line
                for line in listing.splitlines())
+    assert any("gas_turbine" in line and "36733" in line for line in listing.splitlines())
     show = _cli("datasets", "show", "raetsch_banana")
     assert "source: datasets/MANIFEST.yaml, entry raetsch_ida" in show and "source:  (" not in show
 

@@ -58,11 +58,11 @@ class Estimate:
 def shared_cv_left(spec: RunSpec, out: Path) -> float:
     """The share of a cell's shared CV (``spec.tuning``: the first k splits) not yet in ``out``'s tuning folder:
     per split, 0 when its result is cached (``<key>.json``), else 1 less what its fold checkpoint holds, read as the
-    CV itself would resume it (:func:`tkbench.bench.tuning._read_checkpoint`: finished folds and the next fold's
+    CV itself would resume it (:func:`tkbench.bench.tuning.read_checkpoint`: finished folds and the next fold's
     finished candidates, over ``cv_folds``; a damaged or mismatched checkpoint is nothing done); the mean over the k
     splits. 1.0 for a cell without a shared CV."""
     from tkbench.bench.store import TUNING
-    from tkbench.bench.tuning import _read_checkpoint, grid_candidates, tuning_key
+    from tkbench.bench.tuning import grid_candidates, read_checkpoint, tuning_key
     from tkbench.methods import get_family
 
     if not spec.tuning:
@@ -76,7 +76,7 @@ def shared_cv_left(spec: RunSpec, out: Path) -> float:
         if path.exists():
             left.append(0.0)
             continue
-        saved = _read_checkpoint(path.with_suffix(".folds.json"), n_cells, len(path_values))
+        saved = read_checkpoint(path.with_suffix(".folds.json"), n_cells, len(path_values))
         done = len(saved["folds"]) + len(saved["partial"]) * len(path_values) / n_cells
         left.append(1.0 - min(done, folds) / folds)
     return sum(left) / k if k else 1.0

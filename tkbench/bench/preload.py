@@ -13,8 +13,8 @@ from tkbench.methods import registry
 
 try:
     registry.load_families()
-except Exception:  # noqa: BLE001 (a family that fails to import: each child loads the registry again, meets the
-    registry._loaded = False  # same error in its own lookup and records it as its run's failure, with its words)
+except Exception:  # noqa: BLE001 (a family that fails to import: the registry stays unloaded, so each child loads
+    pass  # it again, meets the same error in its own lookup and records it as its run's failure, with its words)
 
 # Everything imported so far is for life: keep it out of the garbage collector's sweeps (gc.freeze, the documented
 # recipe for a process that forks without exec). Otherwise each child's first full collection walked the whole

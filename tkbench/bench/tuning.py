@@ -86,7 +86,7 @@ def select_params(
                          f"{family.path_param!r} of family {family.name!r} does not give: fix it in the grid")
     table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
     t0, resumed = time.perf_counter(), 0.0  # resumed: fits' time in earlier sessions (fit_checkpoint)
-    done = _read_checkpoint(checkpoint, len(table), len(path_values))
+    done = read_checkpoint(checkpoint, len(table), len(path_values))
 
     def elapsed() -> float:
         return done["seconds"] + resumed + time.perf_counter() - t0
@@ -181,7 +181,7 @@ def _remove_fit_states(prefix: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def _read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[str, Any]:
+def read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[str, Any]:
     """What an interrupted CV finished: ``folds`` (per fold, one score per grid cell), ``partial`` (the next fold's
     finished candidates, one score per path value each), its candidates' ``errors`` and ``seconds``; empty when
     there is none (or it belongs to another grid)."""

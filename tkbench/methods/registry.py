@@ -41,15 +41,17 @@ def public_estimators() -> list[str]:
 
 def load_families() -> dict[str, Family]:
     """Every family: the built-in packages and third-party plugins (entry point group ``tkbench.families``),
-    imported once."""
+    imported once. A family that fails to import raises, and the next call tries again (and raises the same error
+    again): each lookup of a process whose registry is broken meets the real error, with its words (the
+    forkserver's preload relies on this, :mod:`tkbench.bench.preload`)."""
     global _loaded
     if not _loaded:
-        _loaded = True
         for package in family_packages():
             importlib.import_module(f"tkbench.methods.{package}.estimators")
         from tkbench.methods.external import load_plugins
 
-        PLUGINS.extend(load_plugins())
+        PLUGINS[:] = load_plugins()
+        _loaded = True
     return FAMILIES
 
 

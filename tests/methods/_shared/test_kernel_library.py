@@ -71,3 +71,24 @@ def test_tk_bases_are_combined_through_P(cache_mb):
     np.testing.assert_allclose(L.combined(d), explicit, rtol=1e-10)
     again = random_tk_library(2, 6, degree=1, delta=0.2, seed=3)
     assert all(np.array_equal(p.P, q.P) for p, q in zip(kernels[:6], again, strict=True))
+
+
+@pytest.mark.parametrize("n_features,count", [(2, 300), (30, 40)])
+def test_tk_bases_stacked_sums_are_the_per_kernel_sums_bit_for_bit(n_features, count):
+    """The stacked P-step products and the compiled combination add in the order of the per-kernel formulas they
+    replace (so that SimpleMKL_TK rows made before and after agree to the last digit); 30 features: chunks of one."""
+    from tkbench.methods.simplemkl.tk_bases import TKBaseKernel, random_tk_library
+    from tkbench.methods.tk.kernel import box, tk_gradient
+
+    rng = np.random.default_rng(5)
+    X, w = rng.uniform(0, 1, (25, n_features)), rng.standard_normal(25)
+    kernels = random_tk_library(n_features, count, degree=1, delta=0.1, seed=4)
+    a, b = box(n_features, 0.1)
+    D = tk_gradient(X, w, a, b, 1, "x")
+    assert np.array_equal(TKBaseKernel.quadratic_forms(kernels, X, w), np.array([np.sum(k.P * D) for k in kernels]))
+    d = rng.dirichlet(np.ones(count))
+    d[rng.random(count) < 0.5] = 0.0  # SimpleMKL's weights: many exactly zero
+    combined = TKBaseKernel.combine(kernels, d).P
+    assert np.array_equal(combined, sum(dk * k.P for dk, k in zip(d, kernels, strict=True)))
+    with pytest.raises(ValueError, match="weights for"):
+        TKBaseKernel.combine(kernels, d[:-1])

@@ -76,6 +76,25 @@ def test_the_other_mklpy_algorithms_learn_a_multiclass_problem(algorithm):
 
 
 @mklpy
+def test_gram_on_classes_without_a_margin_fails_saying_why():
+    """Random labels: no hard margin between the classes. MKLpy's GRAM overflows its weights and cvxopt raises a
+    bare "domain error" (its own; Liver and Pima fail so on every split): the adapter says why, and the same
+    kernels run with AverageMKL; separable classes run with GRAM."""
+    from tkbench.methods.peers.mklpy import MKLpyClassifier
+
+    rng = np.random.default_rng(0)
+    X, noise = rng.uniform(size=(120, 3)), rng.integers(0, 2, 120)
+    with pytest.raises(ValueError, match=r"no usable hard margin .*margin 0\.0.*GRAM needs classes separable") as info:
+        MKLpyClassifier(algorithm="gram", max_iter=5).fit(X, noise)
+    assert "domain error" in str(info.value.__cause__)  # the peer's own error, chained
+    assert MKLpyClassifier(algorithm="average").fit(X, noise).score(X, noise) > 0.5
+    apart = X.copy()  # two classes far apart: GRAM runs
+    separable = (X[:, 0] > 0.5).astype(int)
+    apart[:, 0] = np.where(separable == 1, 0.8, 0.05) + 0.1 * X[:, 0]
+    assert MKLpyClassifier(algorithm="gram", max_iter=5).fit(apart, separable).score(apart, separable) > 0.9
+
+
+@mklpy
 @pytest.mark.parametrize("algorithm", ["easymkl", "average"])
 def test_mklpy_rows_at_the_minimum_of_every_feature_do_not_become_nan(algorithm):
     """Min-max scaling maps a row at every feature's minimum to zero (the original breast cancer has 4), and

@@ -7,6 +7,7 @@ from one D(w) (:func:`tkbench.methods.tk.kernel.tk_gradient`): the grouped-kerne
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,8 +49,15 @@ class TKBaseKernel:
     @staticmethod
     def combine(kernels: list[TKBaseKernel], weights: np.ndarray) -> TKBaseKernel:
         """The one TK kernel sum_s weights_s k(.,.; P_s) = k(.,.; sum_s weights_s P_s)."""
-        first = kernels[0]
-        P = sum(w * k.P for w, k in zip(weights, kernels, strict=True))
+        from tkbench.methods._shared._library_numba import stack_combination
+
+        first, weights = kernels[0], np.asarray(weights, dtype=float)
+        if len(weights) != len(kernels):
+            raise ValueError(f"{len(weights)} weights for {len(kernels)} kernels")
+        # the sum in the kernels' order, as sum(w * P for ...) adds it (bit for bit; terms of weight 0 skipped),
+        # without a temporary per term: 300 NumPy products per call were 5 % of a fit at 500 rows
+        P = stack_combination(_stacked(tuple(kernels)), np.flatnonzero(weights).astype(np.int64), weights,
+                              np.zeros_like(first.P))
         return TKBaseKernel(P, first.degree, first.delta, first.basis, -1)
 
     @staticmethod
@@ -58,7 +66,15 @@ class TKBaseKernel:
         first = kernels[0]
         a, b = box(X.shape[1], first.delta)
         D = tk_gradient(np.clip(X, 0, 1), w, a, b, first.degree, first.basis)
-        return np.array([np.sum(k.P * D) for k in kernels])
+        # np.sum(P_s * D) for every s, in chunks of the stacked P_s whose product stays under 1 MB: each row is
+        # summed as np.sum sums one matrix (the same values bit for bit, tested), without a Python call per kernel
+        # (300 of them per call were 8 % of a fit at 500 rows and a third of one at 45)
+        stack = _stacked(tuple(kernels))
+        out = np.empty(len(kernels))
+        chunk = max(1, (1 << 17) // D.size)
+        for start in range(0, len(kernels), chunk):
+            out[start:start + chunk] = np.sum(stack[start:start + chunk] * D, axis=(1, 2))
+        return out
 
     @property
     def kind(self) -> str:
@@ -67,6 +83,13 @@ class TKBaseKernel:
     @property
     def name(self) -> str:
         return f"tk(P{self.index}, d={self.degree}, delta={self.delta:g})"
+
+
+@lru_cache(maxsize=2)
+def _stacked(kernels: tuple[TKBaseKernel, ...]) -> np.ndarray:
+    """The kernels' matrices P_s as one (L, size, size) array, kept for the last two libraries (a fit asks for it at
+    every SimpleMKL step; the kernels hash by identity, and the cache holds them and one copy of their P_s)."""
+    return np.stack([k.P for k in kernels])
 
 
 def random_tk_library(n_features: int, count: int, *, degree: int = 1, delta: float = 0.1, basis: str = "x",

@@ -154,7 +154,7 @@ class MKLpyClassifier(ClassifierMixin, BaseEstimator):
         with the hard margin between the classes (MKLpy's ``opt_margin``: the distance between their convex hulls
         in the kernel's feature space). Where the classes are not separable that margin is about 0, the ratio's
         gradient divides by its square, the first exponentiated step on the weights overflows (exp of a step of
-        ~1e4 on Liver: NaN weights), and cvxopt's next QP meets a NaN kernel. Measured on split 0 of the benchmark
+        about 7e4 in log-weight on Liver's split 0: NaN weights), and cvxopt's next QP meets a NaN kernel. Measured on split 0 of the benchmark
         (MKLpy's ``margin`` of the kernels' average): Liver 0.00042 and Pima 0.00076, where GRAM fails on every
         split so far, against Heart 0.056 and Sonar 0.11, where it runs."""
         reason = (f"GRAM (MKLpy {version('MKLpy')}) failed: cvxopt's QP got a kernel with non-finite entries "

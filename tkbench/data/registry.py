@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tkbench.data import cache as data_cache
 from tkbench.data import user_csv
 from tkbench.data.base import _OPS, Dataset, label_values, sha256_file  # noqa: F401 (re-exported)
 from tkbench.errors import ChecksumError, DatasetError
@@ -343,7 +344,12 @@ def load_dataset(name: str, options: dict[str, Any] | None = None) -> Dataset:
     if name == user_csv.NAME:
         return user_csv.load(options or {})
     spec, chosen = resolve_options(name, options)
-    paths = verify_files(name)
+    paths = verify_files(name)  # on every load: a cached dataset is only as good as its files
+    return data_cache.load_or_build(datasets_dir(), name, spec, chosen, lambda: _parse(name, spec, chosen, paths))
+
+
+def _parse(name: str, spec: dict[str, Any], chosen: dict[str, Any], paths: list[Path]) -> Dataset:
+    """The dataset from its (verified) files, as the registry entry ``spec`` with options ``chosen`` says."""
     if spec.get("realisations"):
         return _load_realisations(name, spec, chosen, paths[0])
     if spec.get("fixed_split"):

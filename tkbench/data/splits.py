@@ -6,7 +6,6 @@ seed. ``subsample`` draws the rows used by a split first (a different subsample 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 
 def split_seed(base_seed: int, split_index: int) -> int:
@@ -28,6 +27,8 @@ def train_test_indices(
     subsample: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the training and test parts of one split (both sorted)."""
+    from sklearn.model_selection import train_test_split  # here: importing scikit-learn costs 2-3 s (see below)
+
     n = len(y)
     rng = np.random.default_rng(seed)
     rows = np.arange(n)

@@ -27,7 +27,9 @@ def train_test_indices(
     subsample: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the training and test parts of one split (both sorted)."""
-    from sklearn.model_selection import train_test_split  # here: importing scikit-learn costs 2-3 s (see below)
+    from sklearn.model_selection import (
+        train_test_split,  # here: importing scikit-learn costs 2-3 s (see below)
+    )
 
     n = len(y)
     rng = np.random.default_rng(seed)

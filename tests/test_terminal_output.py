@@ -120,22 +120,51 @@ def _cli(*args: str) -> str:
 
 @pytest.mark.slow
 def test_methods_piped_shows_grids_and_plain_meanings_whole():
-    text = _cli("methods")
+    text, hgk, tk = _cli_many("methods", "methods hgk", "methods tk")
     hgk_row = "".join(line for line in text.splitlines() if "│" in line)
     assert "architecture:" in text and "[inhomogeneous," in hgk_row and "depth2:16] (7)" in hgk_row
     assert "…" not in text
-    hgk = _cli("methods", "hgk")
     assert ":mod:" not in hgk and "``" not in hgk and ":func:" not in hgk
-    assert "input scaling: by the estimator: min-max to [0, 1]^n" in " ".join(_cli("methods", "tk").split())
+    assert "input scaling: by the estimator: min-max to [0, 1]^n" in " ".join(tk.split())
+
+
+_SEPARATOR = "=== next command ==="
+_MANY = """
+import sys
+from tkbench.cli import app
+for args in sys.argv[1:]:
+    try:
+        app(args.split(), prog_name="tkbench", standalone_mode=False)
+    except SystemExit as exc:
+        if exc.code:
+            raise
+    sys.stdout.flush()
+    print("%s", flush=True)
+""" % _SEPARATOR
+
+
+def _cli_many(*commands: str) -> list[str]:
+    """The outputs of several commands as a pipe gets them, from one interpreter (each command's imports paid once:
+    about 4 s of CPU each for ``methods``)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    run = subprocess.run([sys.executable, "-c", _MANY, *commands], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    outputs = run.stdout.split(_SEPARATOR + "\n")
+    assert len(outputs) == len(commands) + 1 and outputs[-1] == "", run.stdout
+    return outputs[:-1]
 
 
 @pytest.mark.slow
 def test_datasets_list_and_show_say_what_a_user_meets():
-    listing = _cli("datasets", "list")
+    listing, show = _cli_many("datasets list", "datasets show raetsch_banana")
     assert any("raetsch_banana" in line and "400 + 4900 per realisation (10 of 100)" in line
                for line in listing.splitlines())
     assert any("gas_turbine" in line and "36733" in line for line in listing.splitlines())
-    show = _cli("datasets", "show", "raetsch_banana")
     assert "source: datasets/MANIFEST.yaml, entry raetsch_ida" in show and "source:  (" not in show
 
 

@@ -132,15 +132,15 @@ _SEPARATOR = "=== next command ==="
 _MANY = """
 import sys
 from tkbench.cli import app
-for args in sys.argv[1:]:
+for args in sys.argv[2:]:
     try:
         app(args.split(), prog_name="tkbench", standalone_mode=False)
     except SystemExit as exc:
         if exc.code:
             raise
     sys.stdout.flush()
-    print("%s", flush=True)
-""" % _SEPARATOR
+    print(sys.argv[1], flush=True)
+"""
 
 
 def _cli_many(*commands: str) -> list[str]:
@@ -151,7 +151,7 @@ def _cli_many(*commands: str) -> list[str]:
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    run = subprocess.run([sys.executable, "-c", _MANY, *commands], capture_output=True, text=True, env=env,
+    run = subprocess.run([sys.executable, "-c", _MANY, _SEPARATOR, *commands], capture_output=True, text=True, env=env,
                          timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     outputs = run.stdout.split(_SEPARATOR + "\n")

@@ -84,9 +84,12 @@ def expanded_size(node: yaml.Node) -> int:
 FAST_SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load_yaml(path: str | Path, kind: str = "YAML file", loader: type = FAST_SAFE_LOADER) -> Any:
+def load_yaml(path: str | Path, kind: str = "YAML file", loader: type = FAST_SAFE_LOADER,
+              fallback: type | None = yaml.SafeLoader) -> Any:
     """The parsed YAML document of ``path`` (None for an empty file); errors as :class:`UnreadableFile`. A document
-    whose aliases expand to more than :data:`MAX_EXPANDED_NODES` values is refused before it is built."""
+    whose aliases expand to more than :data:`MAX_EXPANDED_NODES` values is refused before it is built. A file that
+    ``loader`` refuses is parsed again by ``fallback`` (the pure-Python twin of a libyaml loader), whose error is the
+    one raised."""
     text = read_text(path, kind)
     reader = loader(text)
     try:
@@ -98,8 +101,8 @@ def load_yaml(path: str | Path, kind: str = "YAML file", loader: type = FAST_SAF
                                  f"values: not a {kind} (a YAML alias bomb?)")
         return reader.construct_document(node)
     except (yaml.YAMLError, RecursionError) as exc:
-        if loader is not yaml.SafeLoader and loader is FAST_SAFE_LOADER:
-            return load_yaml(path, kind, yaml.SafeLoader)  # (raises, with the pure-Python parser's words)
+        if fallback is not None and fallback is not loader:
+            return load_yaml(path, kind, fallback, None)  # (raises, with the pure-Python parser's words)
         if isinstance(exc, RecursionError):
             raise UnreadableFile(path, "(file)", f"nested too deeply to be a {kind}") from None
         where, what = yaml_problem(exc)

@@ -104,6 +104,28 @@ def test_duplicate_yaml_key_is_an_error(tmp_path):
         load_config(file)
 
 
+def test_the_fast_config_loader_reads_every_committed_config_as_the_pure_python_one(tmp_path):
+    """Configs are parsed by libyaml (the report loads every one, several times); the pure-Python loader, whose
+    messages say the most, reads a file the fast one refuses. Both must give the same documents, and both refuse a
+    duplicate key, the pure one naming its line."""
+    from tkbench.config.load import _FastUniqueKeyLoader, _UniqueKeyLoader
+    from tkbench.textfile import FAST_SAFE_LOADER, load_yaml
+
+    assert FAST_SAFE_LOADER is yaml.CSafeLoader and issubclass(_FastUniqueKeyLoader, yaml.CSafeLoader)
+    configs = sorted((ROOT / "configs").glob("*.yaml"))
+    assert len(configs) > 40
+    for path in configs:
+        assert load_yaml(path, "config", _FastUniqueKeyLoader, None) == load_yaml(path, "config", _UniqueKeyLoader,
+                                                                                  None), path
+    file = tmp_path / "dup.yaml"
+    file.write_text("name: x\nprotocol:\n  seed: 1\n  seed: 2\n")
+    for loader in (_FastUniqueKeyLoader, _UniqueKeyLoader):
+        with pytest.raises(Exception, match="duplicate key 'seed'"):
+            load_yaml(file, "config", loader, None)
+    with pytest.raises(ConfigError, match=r"dup.yaml: line 4, column 3: .*duplicate key 'seed'"):
+        load_config(file)
+
+
 def test_missing_file(tmp_path):
     result = CliRunner().invoke(app, ["run", str(tmp_path / "nope.yaml")])
     assert result.exit_code == 2

@@ -368,7 +368,7 @@ def test_tk_warns_when_it_stops_at_max_iter():
     from tkbench import TKClassifier
 
     X, y = load_breast_cancer(return_X_y=True)
-    with pytest.warns(ConvergenceWarning, match=r"max_iter=2\).*Raise max_iter or loosen tol"):
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=2[);].*Raise max_iter or loosen tol"):
         model = TKClassifier(max_iter=2, tol=1e-12).fit(X[:120], y[:120])
     assert not model.converged_.all()
 

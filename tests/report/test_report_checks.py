@@ -50,6 +50,14 @@ def test_convergence_notes_count_early_stops_per_cell():
         "usually means an ill-conditioned problem (try a normalised kernel or a smaller C)."
     ]  # the SDP's row has its own certificate note (issue 48: the note says what to change)
     assert convergence_notes(_res([])) == [] and grid_edge_notes(_res([])) == []
+    # a fit whose last SVM solve stopped at LIBSVM's cap: its gap (below tol here) is no certificate, and says so
+    capped = {**_row("liver", "tk_fw", {}, converged=False, gap=1e-4)}
+    capped["diagnostics"] = {**capped["diagnostics"], "n_svm_capped": 2}
+    assert convergence_notes(_res([capped] + [_row("liver", "tk_fw", {}) for _ in range(4)])) == [
+        "tk_fw on liver: 1 of 5 final fits stopped before their stop rule (tol = 0.01) (largest relative gap left "
+        "0.0001); 1 of them with an SVM solve stopped at LIBSVM's iteration cap (its gap certifies nothing). To meet "
+        "it: raise max_iter or loosen tol in the method's params."
+    ]
 
 
 def test_one_solver_report_fills_every_familys_iterations_and_names_its_own_stop_rule():

@@ -114,11 +114,15 @@ def convergence_notes(res) -> list[str]:
     for ds, method, cell in _ok_cells(res):
         if "diagnostics" not in cell:
             continue
-        reports = [read_report(d) for d in cell["diagnostics"] if isinstance(d, dict) and "sdp_status" not in d]
-        reports = [r for r in reports if r["converged"] is not None]
+        raw = [d for d in cell["diagnostics"] if isinstance(d, dict) and "sdp_status" not in d]
+        pairs = [(read_report(d), d) for d in raw]
+        reports = [r for r, _ in pairs if r["converged"] is not None]
         stopped = [r for r in reports if not r["converged"]]
         if not stopped:
             continue
+        # an SVM solve stopped at LIBSVM's iteration cap makes the gap computed from it no certificate, however
+        # small it reads: say so, or the note's "gap left" below tol contradicts "stopped before the rule"
+        svm_capped = sum(1 for r, d in pairs if r["converged"] is False and (d.get("n_svm_capped") or 0) > 0)
         rules = {r["stop_rule"] for r in stopped if r["stop_rule"]} or _family_rules(cell)
         tols = {((spec or {}).get("params") or {}).get("tol") for spec in cell.get("spec", [])} - {None}
         tol = (f"; tol = {plain(next(iter(tols)))}" if len(tols) == 1 and (not rules or all(
@@ -130,6 +134,8 @@ def convergence_notes(res) -> list[str]:
         capped = sum(1 for r in stopped if caps and isinstance(r["iterations"], int | float)
                      and r["iterations"] >= min(caps))
         advice = (f"; {capped} of them at the iteration cap max_iter = {min(caps)}" if capped else "") + \
+            (f"; {svm_capped} of them with an SVM solve stopped at LIBSVM's iteration cap (its gap certifies "
+             "nothing)" if svm_capped else "") + \
             ". To meet it: raise max_iter or loosen tol in the method's params" + \
             ("; a gap left above 1 usually means an ill-conditioned problem (try a normalised kernel or a smaller C)"
              if gaps and max(gaps) > 1 else "")

@@ -1,8 +1,11 @@
 """TK learning by SDP (paper 000 Opt. (24)): same optimum as Frank-Wolfe, trace mapping, memory guard, solvers."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from tkbench.data import load_dataset
 from tkbench.errors import MissingDependencyError, TkbenchError
@@ -154,6 +157,14 @@ def test_sdp_refit_capped_by_libsvm_certifies_nothing(cap_every_svm_solve, cappe
     if capped:
         cap_every_svm_solve(tk_module)
     X, y = _problem("classification", m=20)
-    clf = tk_module.TKClassifier(C=1.0, delta=0.1, solver="sdp", tol=1.0).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = tk_module.TKClassifier(C=1.0, delta=0.1, solver="sdp", tol=1.0).fit(X, y)
     diag = get_family("tk").diagnostics(clf)
     assert diag["n_svm_capped"] == int(capped) and diag["converged"] is (not capped)
+    said = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    if capped:  # the warning says why a tiny gap is not a certificate, instead of contradicting itself
+        (text,) = said
+        assert "1 with an SVM solve stopped at LIBSVM's iteration cap, so its gap certifies nothing" in text
+    else:
+        assert said == []

@@ -55,7 +55,8 @@ def test_convergence_notes_count_early_stops_per_cell():
     capped["diagnostics"] = {**capped["diagnostics"], "n_svm_capped": 2}
     assert convergence_notes(_res([capped] + [_row("liver", "tk_fw", {}) for _ in range(4)])) == [
         "tk_fw on liver: 1 of 5 final fits stopped before their stop rule (tol = 0.01) (largest relative gap left "
-        "0.0001); 1 of them with an SVM solve stopped at LIBSVM's iteration cap (its gap certifies nothing). To meet "
+        "0.0001); 1 of them with SVM solves stopped at LIBSVM's iteration cap (a gap from a capped solve certifies "
+        "nothing). To meet "
         "it: raise max_iter or loosen tol in the method's params."
     ]
 

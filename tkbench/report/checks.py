@@ -134,8 +134,8 @@ def convergence_notes(res) -> list[str]:
         capped = sum(1 for r in stopped if caps and isinstance(r["iterations"], int | float)
                      and r["iterations"] >= min(caps))
         advice = (f"; {capped} of them at the iteration cap max_iter = {min(caps)}" if capped else "") + \
-            (f"; {svm_capped} of them with an SVM solve stopped at LIBSVM's iteration cap (its gap certifies "
-             "nothing)" if svm_capped else "") + \
+            (f"; {svm_capped} of them with SVM solves stopped at LIBSVM's iteration cap (a gap from a capped solve "
+             "certifies nothing)" if svm_capped else "") + \
             ". To meet it: raise max_iter or loosen tol in the method's params" + \
             ("; a gap left above 1 usually means an ill-conditioned problem (try a normalised kernel or a smaller C)"
              if gaps and max(gaps) > 1 else "")

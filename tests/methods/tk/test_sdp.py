@@ -165,6 +165,6 @@ def test_sdp_refit_capped_by_libsvm_certifies_nothing(cap_every_svm_solve, cappe
     said = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
     if capped:  # the warning says why a tiny gap is not a certificate, instead of contradicting itself
         (text,) = said
-        assert "1 with an SVM solve stopped at LIBSVM's iteration cap, so its gap certifies nothing" in text
+        assert "1 with SVM solves stopped at LIBSVM's iteration cap: a gap from a capped solve certifies nothing" in text
     else:
         assert said == []

@@ -309,7 +309,8 @@ class _TKBase(BaseEstimator):
             # it reads (an SDP refit at the cap left "relative gap 5e-09": the warning must say why that is not done)
             svm_capped = sum(r.n_svm_capped > 0 for r in stopped)
             why = ([f"{capped} at max_iter={self.max_iter}"] if capped else []) + \
-                ([f"{svm_capped} with an SVM solve stopped at LIBSVM's iteration cap, so its gap certifies nothing"]
+                ([f"{svm_capped} with SVM solves stopped at LIBSVM's iteration cap: a gap from a capped solve "
+                  "certifies nothing"]
                  if svm_capped else [])
             warnings.warn(
                 f"TK learning stopped before its duality-gap tolerance tol={self.tol:g} on {len(stopped)} of "

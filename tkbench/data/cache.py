@@ -9,7 +9,7 @@ every one. An RBF SVM run on ringnorm fits in about a second, so the parse was a
 What keeps it safe:
 
 - The file name is a sha256 over :data:`FORMAT`, the dataset's name, its registry entry, the chosen options, the
-  registered sha256 of each of its files and the source of the loader modules (``registry.py``, ``base.py``). A
+  registered sha256 of each of its files (part of the entry) and the source of the loader modules (``registry.py``, ``base.py``). A
   changed data file, entry, option or loader therefore never meets an old entry. The files' checksums are still
   verified on every load, cached or not (``verify_files`` runs first), so a changed data file is still refused.
 - An entry is written to a temporary name and renamed, so a reader never sees half of one; numpy's ``.npz`` is a zip
@@ -22,6 +22,7 @@ What keeps it safe:
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -48,7 +49,8 @@ def enabled() -> bool:
     return os.environ.get("TKBENCH_DATA_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _loader_digest() -> str:
+@functools.lru_cache(maxsize=1)
+def _loader_digest() -> str:  # once per process: the loader's source does not change under a running process
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for name in _LOADER_SOURCES:
@@ -58,8 +60,7 @@ def _loader_digest() -> str:
 
 def entry_path(folder: Path, name: str, spec: dict[str, Any], chosen: dict[str, Any]) -> Path:
     """Where the entry of dataset ``name`` with registry entry ``spec`` and options ``chosen`` lives."""
-    key = json.dumps({"format": FORMAT, "name": name, "spec": spec, "options": chosen,
-                      "files": [f["sha256"] for f in spec.get("files", [])], "loader": _loader_digest()},
+    key = json.dumps({"format": FORMAT, "name": name, "spec": spec, "options": chosen, "loader": _loader_digest()},
                      sort_keys=True, default=str)
     return folder / ".cache" / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
 

@@ -114,8 +114,7 @@ def convergence_notes(res) -> list[str]:
     for ds, method, cell in _ok_cells(res):
         if "diagnostics" not in cell:
             continue
-        raw = [d for d in cell["diagnostics"] if isinstance(d, dict) and "sdp_status" not in d]
-        pairs = [(read_report(d), d) for d in raw]
+        pairs = [(read_report(d), d) for d in cell["diagnostics"] if isinstance(d, dict) and "sdp_status" not in d]
         reports = [r for r, _ in pairs if r["converged"] is not None]
         stopped = [r for r in reports if not r["converged"]]
         if not stopped:

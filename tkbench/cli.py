@@ -82,6 +82,12 @@ def run(
     """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
     from rich.markup import escape
 
+    if jobs == 1 and backend == "loky" and not dry_run:
+        # this process will supervise the runs: its forkserver imports the numerical stack beside our planning's
+        # import of it (below), not after it; killed at exit if nothing ran
+        from tkbench.bench.isolation import start_forkserver
+
+        start_forkserver()
     from tkbench.bench.backends import BACKENDS
     from tkbench.bench.runner import display_path, run_experiment
     from tkbench.config import load_config

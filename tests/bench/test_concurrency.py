@@ -70,15 +70,14 @@ def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_pa
 
 @pytest.mark.slow
 def test_two_sweeps_into_one_folder(write_config, tmp_path):
-    path = _sleepers(write_config, seconds=2, splits=2)
+    beat = tmp_path / "beat.txt"
+    path = _sleepers(write_config, seconds=120, splits=2, heartbeat=beat)  # in flight until released
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(out), "--no-progress"]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and not (out / ".lock").exists():
-        time.sleep(0.1)
-    time.sleep(1.0)
+    _poll(lambda: beat.exists(), 120, "the first sweep's run is in flight")
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    Path(f"{beat}.release").touch()  # the first sweep's runs may end now
     assert second.returncode == 3, second.stdout + second.stderr
     assert "in use by another `tkbench run`" in second.stderr and f"pid {first.pid}" in second.stderr
     assert first.wait(timeout=120) == 0, first.stdout.read()
@@ -172,7 +171,7 @@ def test_external_dask_cluster_rows_come_back_and_a_killed_client_cancels_its_ru
 
 @pytest.mark.slow
 def test_an_interrupted_force_run_says_how_to_finish(write_config, tmp_path):
-    path = _sleepers(write_config, seconds=2, splits=1)
+    path = _sleepers(write_config, seconds=0, splits=1)  # (an ok row to force over)
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(out), "--no-progress"]
     assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
@@ -185,6 +184,30 @@ def test_an_interrupted_force_run_says_how_to_finish(write_config, tmp_path):
     _, err = forced.communicate(timeout=30)
     assert forced.returncode == 130
     assert "run with --force again" in " ".join(err.split())
+
+
+def test_the_forkserver_started_early_ends_with_the_command(write_config, tmp_path):
+    """``tkbench run -j 1`` starts its forkserver before it plans (the two imports overlap); a command that then
+    runs nothing must not leave it importing behind it (a forkserver only notices its parent's exit after its
+    preload, 2-3 s later): it is killed and reaped at exit, so none is left the moment the command returns."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: [unclosed\n")  # a config error: the command stops before it plans
+    args = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(tmp_path / "out"), "--no-progress"]
+    log = tmp_path / "log.txt"
+    with log.open("w") as fh:  # (a file, not a pipe: waiting for a pipe's end would wait for the forkserver too)
+        proc = subprocess.Popen(args, start_new_session=True, stdout=fh, stderr=subprocess.STDOUT)
+        proc.wait(timeout=120)
+    output = log.read_text()
+    assert proc.returncode == 2 and "error:" in output, output
+    left = [p for p in _session(proc.pid) if b"forkserver" in _cmdline(p)]
+    assert left == [], "a forkserver outlived `tkbench run`"
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # (ended meanwhile)
+        return b""
 
 
 def _stops_growing(path: Path, quiet: float, seconds: float) -> bool:
@@ -225,7 +248,7 @@ def test_a_killed_worker_records_its_run_as_crashed_and_the_sweep_goes_on(write_
     """Issue 48: kill -9 of one loky worker used to end the sweep with TerminatedWorkerError (no summary, no row)
     and leave the killed worker's run computing as an orphan."""
     heartbeat = tmp_path / "hb.txt"
-    path = _sleepers(write_config, seconds=6, splits=3, heartbeat=heartbeat)
+    path = _sleepers(write_config, seconds=120, splits=3, heartbeat=heartbeat)  # in flight until released
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out", str(out),
                              "--no-progress"], start_new_session=True, stdout=subprocess.PIPE,
@@ -236,6 +259,8 @@ def test_a_killed_worker_records_its_run_as_crashed_and_the_sweep_goes_on(write_
     worker = int(Path(f"/proc/{ppid}/stat").read_text().rsplit(")", 1)[1].split()[1])  # the forkserver's worker
     assert "LokyProcess" in Path(f"/proc/{worker}/cmdline").read_bytes().decode(errors="replace")
     os.kill(worker, signal.SIGKILL)
+    _poll(lambda: not _alive(run_pid), 20, "the killed worker's run ended with it")
+    Path(f"{heartbeat}.release").touch()  # the other runs may end now
     output, _ = proc.communicate(timeout=300)
     assert proc.returncode == 1, output  # a crashed run: not every run is ok
     assert "Traceback" not in output and "TerminatedWorkerError" not in output, output

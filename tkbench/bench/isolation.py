@@ -235,12 +235,45 @@ def _kill_group(pid: int) -> None:
             pass
 
 
+def _forkserver_context():
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
+
+
+def start_forkserver() -> None:
+    """Start this process's forkserver now, in the background, for a sweep whose runs this process supervises
+    (``-j 1``). The forkserver's preload (scikit-learn and every family, 2-3 s of CPU) then overlaps with this
+    process's own import of the same stack for planning, instead of following it: on two cores the first run
+    starts 2-3 s sooner (a one-run sweep of liver / svm_rbf: 7.3 -> 5.0 s wall on this project's 2-core VM, the
+    run itself 2.4-3.1 -> 0.3-0.8 s, 2026-11-30; docs/ci.md).
+
+    Nothing outlives the sweep: a forkserver exits when the last process holding its "alive" pipe does, but only
+    once its preload is done; at exit this process therefore kills a forkserver it started (its runs have all been
+    waited for by then)."""
+    import atexit
+    from multiprocessing import forkserver
+
+    _forkserver_context()
+    forkserver.ensure_running()
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid is not None:
+        atexit.register(_end_forkserver, pid)
+
+
+def _end_forkserver(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError, PermissionError):
+        pass
+
+
 class _Fork:
     """A child from the forkserver."""
 
     def __init__(self, spec, context, root, result):
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
+        ctx = _forkserver_context()
         self.proc = ctx.Process(target=_child_main, args=(spec, context, root, result), daemon=False)
         self.proc.start()
         self.pid = self.proc.pid

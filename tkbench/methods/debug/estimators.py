@@ -6,7 +6,9 @@
 - ``abort``: calls ``os.abort()`` (the worker dies of SIGABRT: recorded as ``crashed``);
 - ``sigkill``: kills its own process with SIGKILL, as the out-of-memory killer does (``crashed``);
 - ``sleep``: sleeps ``seconds`` (beyond the run timeout: ``timeout``); with ``heartbeat`` (a file path) it
-  appends a line to that file every 0.2 s while it sleeps, so that a test can see whether the run still lives;
+  appends a line to that file every 0.2 s while it sleeps, so that a test can see whether the run still lives,
+  and stops sleeping (and succeeds) once a file ``<heartbeat>.release`` exists: a test holds runs in flight for
+  exactly as long as it needs them, instead of guessing a duration that a loaded machine may outlast;
 - ``spawn``: starts a process in a new session (``setsid``; it sleeps ``seconds``), writes its pid to ``heartbeat``
   and returns: a method that leaves a process behind (the run must not let it outlive it);
 - ``fail_if_exists``: raises RuntimeError in ``fit`` when the file ``heartbeat`` exists, else succeeds (the same
@@ -55,6 +57,8 @@ class _DebugBase(BaseEstimator):
             end = time.monotonic() + self.seconds
             while time.monotonic() < end:
                 if self.heartbeat:
+                    if os.path.exists(self.heartbeat + ".release"):
+                        break
                     with open(self.heartbeat, "a", encoding="utf-8") as fh:
                         fh.write(f"{os.getpid()}\n")
                 time.sleep(min(0.2, max(0.0, end - time.monotonic())))

@@ -78,6 +78,8 @@ def run(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="show the progress bar"),
     reuse: list[Path] = typer.Option(None, "--reuse", metavar="DIR", help="results folder whose finished runs with the same "
                                      "run key are taken over instead of re-run (repeatable)"),
+    skip_failed: bool = typer.Option(False, "--skip-failed", help="do not retry runs whose row says failed (an "
+                                     "exception in the method); crashed and timed-out runs are still retried"),
 ) -> None:
     """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
     from rich.markup import escape
@@ -100,7 +102,7 @@ def run(
         exp = load_config(config)
         outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,
                                  only=only or None, splits=splits, force=force, dry_run=dry_run,
-                                 console=err, progress=progress, reuse=reuse or None)
+                                 console=err, progress=progress, reuse=reuse or None, skip_failed=skip_failed)
     except TkbenchError as exc:
         _fail(exc)
     except KeyboardInterrupt:

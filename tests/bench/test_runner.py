@@ -392,3 +392,32 @@ def test_a_changed_estimator_default_keeps_old_keys_and_gives_new_runs_new_ones(
     # the key the unset method had before the change: the family without its changed defaults
     monkeypatch.setitem(registry.load_families(), "tk", dataclasses.replace(tk, changed_defaults={}))
     assert keys(None) == old
+
+
+def test_skip_failed_keeps_failed_rows_and_still_retries_the_rest(write_config, tmp_path):
+    """A method that raises on its data raises again on a resume: ``--skip-failed`` keeps its failed rows instead of
+    paying for them at every resume (MKLpy's GRAM on liver: 30 runs, about 5 minutes each time), and says so; a
+    crashed run (a dead process: memory, a signal) is still retried."""
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 1
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0]}},
+                      {"name": "raise", "family": "debug_fail", "params": {"mode": "raise"}},
+                      {"name": "abort", "family": "debug_fail", "params": {"mode": "abort"}}]
+    path = write_config(cfg)
+    out = tmp_path / "out"
+    first = run_experiment(load_config(path), out_dir=out, progress=False)
+    assert first.counts == {"ok": 1, "failed": 1, "crashed": 1}
+    attempts = {r["method"]: r["attempt"] for r in ResultStore(out).rows()}  # (a fresh id per attempt)
+    runner = CliRunner()
+    dry = runner.invoke(app, ["run", str(path), "--out", str(out), "--dry-run", "--skip-failed"])
+    assert dry.exit_code == 0, dry.output
+    assert "1 failed run(s) would keep their failed row (--skip-failed)" in " ".join(dry.output.split())
+    assert "3 runs, 2 done, 1 to run" in " ".join(dry.output.split())
+    kept = runner.invoke(app, ["run", str(path), "--out", str(out), "--no-progress", "--skip-failed"])
+    assert kept.exit_code == 1, kept.output  # two runs are still not ok: a script hears it
+    assert "2 already done, 1 to run" in " ".join(kept.output.split())
+    rows = {r["method"]: r for r in ResultStore(out).rows()}
+    assert rows["raise"]["attempt"] == attempts["raise"]  # not run again
+    assert rows["abort"]["status"] == "crashed" and rows["abort"]["attempt"] != attempts["abort"]  # run again
+    again = run_experiment(load_config(path), out_dir=out, progress=False)  # without it: both retried, as before
+    assert again.executed == 2 and again.skipped == 1

@@ -1,6 +1,7 @@
 """Fan a plan out over joblib workers, with a progress bar, skipping finished runs.
 
-Resume: a run whose row says ``ok`` is skipped; failed, timed-out and crashed runs are retried; ``force`` redoes
+Resume: a run whose row says ``ok`` is skipped; failed, timed-out and crashed runs are retried (``skip_failed``
+keeps the ``failed`` ones: an exception in the method, which a deterministic method raises again); ``force`` redoes
 everything. BLAS threads per run are limited so that workers x threads <= cores, and recorded in every row.
 """
 from __future__ import annotations
@@ -76,9 +77,20 @@ def default_out_dir(exp: Experiment) -> Path:
     return project_dir(exp.source) / "results" / exp.name
 
 
-def todo(plan: list[RunSpec], store: ResultStore, force: bool) -> list[RunSpec]:
+def todo(plan: list[RunSpec], store: ResultStore, force: bool, skip_failed: bool = False) -> list[RunSpec]:
+    """The runs of ``plan`` to compute: all with ``force``; else those without an ok row (nor, with
+    ``skip_failed``, a failed one)."""
     statuses = {} if force else store.statuses()
-    return [s for s in plan if statuses.get(s.key) != "ok"]
+    done = {"ok", "failed"} if skip_failed else {"ok"}
+    return [s for s in plan if statuses.get(s.key) not in done]
+
+
+def _kept_failed(plan: list[RunSpec], store: ResultStore, force: bool, skip_failed: bool) -> int:
+    """How many runs of ``plan`` keep their failed row (``skip_failed``) instead of running again."""
+    if force or not skip_failed:
+        return 0
+    statuses = store.statuses()
+    return sum(statuses.get(s.key) == "failed" for s in plan)
 
 
 def adopt(plan: list[RunSpec], store: ResultStore, sources: list[str | Path], write: bool) -> set[str]:
@@ -126,12 +138,14 @@ def run_experiment(
     console: Console | None = None,
     progress: bool = True,
     reuse: list[str | Path] | None = None,
+    skip_failed: bool = False,
 ) -> RunOutcome:
     """Run the plan of ``exp`` (or show it, ``dry_run``) into ``out_dir`` (default :func:`default_out_dir`).
 
     The folder is locked for the whole sweep (a second sweep into it stops with :class:`BusyError`) and checked
     writable before any run; rows come back from the workers and are written here, so a write failure (full disk)
-    stops the sweep with a clear error and keeps every row written before it."""
+    stops the sweep with a clear error and keeps every row written before it. ``skip_failed``: runs whose row says
+    ``failed`` are not retried (crashed and timed-out runs still are)."""
     console = console or make_console(stderr=True)
     out = (Path(out_dir) if out_dir else default_out_dir(exp)).absolute()
     check_folder_path(out)
@@ -147,13 +161,14 @@ def run_experiment(
         for path, problem in store.damaged():
             console.print(f"damaged row file {display_path(path)}: {problem}; a run would set it aside under "
                           f"{display_path(out / 'damaged')} and do its run again", markup=False, highlight=False)
-        pending = todo(plan, store, force)
+        pending = todo(plan, store, force, skip_failed)
         check_data(exp, pending)
         for m in exp.methods:
             fam = get_family(m.family) if get_kind(exp.kind).learners else None
             if fam is not None and (absent := fam.missing()) and any(s.method == m.name for s in pending):
                 console.print(f"{m.name}: needs {', '.join(absent)}, not installed ({fam.install_hint}): a "
                               "run would stop here", markup=False, highlight=False)
+        _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
         _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
         gate = get_kind(exp.kind).gate(exp, plan)
         if gate is not None:
@@ -163,8 +178,8 @@ def run_experiment(
         whole = plan if only is None and splits is None else make_plan(exp)
         _print_saved_states(console, store, pending, {s.key for s in whole})
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
-    check_requirements(exp, todo(plan, store, force))  # an optional extra missing: one error now (exit 2)
-    check_data(exp, todo(plan, store, force))  # bad data or sizes: one error now (exit 2), before any file is made
+    check_requirements(exp, todo(plan, store, force, skip_failed))  # an optional extra missing: one error now (exit 2)
+    check_data(exp, todo(plan, store, force, skip_failed))  # bad data or sizes: one error now (exit 2), before any file is made
     with store.lock():
         store.check_writable()  # a read-only or full folder: one error now, not after computing a run
         for path, problem in store.set_aside_damaged():  # never read again, never overwritten unseen
@@ -172,7 +187,8 @@ def run_experiment(
                           markup=False, highlight=False)
         adopted = adopt(plan, store, reuse, write=True) if reuse and not force else set()
         _print_adopted(console, adopted, reuse, dry_run)
-        pending = todo(plan, store, force)
+        pending = todo(plan, store, force, skip_failed)
+        _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
         return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address,
                       console=console, progress=progress)
 
@@ -222,6 +238,12 @@ def _after_broken_pool(exc: Exception, remaining: list[RunSpec], dispatched: lis
                   "the sweep goes on", markup=False, highlight=False)
     done = returned | set(crashed)
     return [s for s in remaining if s.key not in done]
+
+
+def _print_kept_failed(console: Console, kept: int, dry_run: bool) -> None:
+    if kept:
+        console.print(f"{kept} failed run(s) {'would keep' if dry_run else 'keep'} their failed row (--skip-failed): "
+                      "not run again, counted as done below", markup=False, highlight=False)
 
 
 def _print_adopted(console: Console, adopted: set[str], reuse: list[str | Path] | None, dry_run: bool) -> None:

@@ -2,6 +2,11 @@
 shortened at word boundaries only."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from rich.console import Console
 from rich.table import Table
@@ -102,19 +107,19 @@ def test_make_run_writes_and_reports_the_folder_of_the_config_file_name(tmp_path
 
 # --- issue 48: what a new user reads, sent to a pipe --------------------------------------------------------------
 
-def _cli(*args: str) -> str:
-    """The command's output as a pipe gets it (a subprocess: the console is made for its real stdout)."""
-    import os
-    import subprocess
-    import sys
-
+def _piped(argv: list[str]) -> subprocess.CompletedProcess:
+    """``argv`` run as a pipe gets it (a subprocess: the console is made for its real stdout, and no ``COLUMNS``
+    from the test's environment), asserting it succeeded."""
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    from pathlib import Path
-
-    script = Path(sys.executable).parent / "tkbench"  # the installed command, as a user types it
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "tkbench"]
-    run = subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=300)
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def _cli(*args: str) -> str:
+    """One command's output, from the installed command as a user types it."""
+    script = Path(sys.executable).parent / "tkbench"
+    run = _piped([*([str(script)] if script.exists() else [sys.executable, "-m", "tkbench"]), *args])
     return run.stdout + run.stderr
 
 
@@ -146,16 +151,8 @@ for args in sys.argv[2:]:
 def _cli_many(*commands: str) -> list[str]:
     """The outputs of several commands as a pipe gets them, from one interpreter (each command's imports paid once:
     about 4 s of CPU each for ``methods``)."""
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    run = subprocess.run([sys.executable, "-c", _MANY, _SEPARATOR, *commands], capture_output=True, text=True, env=env,
-                         timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    outputs = run.stdout.split(_SEPARATOR + "\n")
-    assert len(outputs) == len(commands) + 1 and outputs[-1] == "", run.stdout
+    outputs = _piped([sys.executable, "-c", _MANY, _SEPARATOR, *commands]).stdout.split(_SEPARATOR + "\n")
+    assert len(outputs) == len(commands) + 1 and outputs[-1] == "", outputs
     return outputs[:-1]
 
 

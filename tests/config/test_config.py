@@ -109,7 +109,7 @@ def test_the_fast_config_loader_reads_every_committed_config_as_the_pure_python_
     messages say the most, reads a file the fast one refuses. Both must give the same documents, and both refuse a
     duplicate key, the pure one naming its line."""
     from tkbench.config.load import _FastUniqueKeyLoader, _UniqueKeyLoader
-    from tkbench.textfile import FAST_SAFE_LOADER, load_yaml
+    from tkbench.textfile import FAST_SAFE_LOADER, UnreadableFile, load_yaml
 
     assert FAST_SAFE_LOADER is yaml.CSafeLoader and issubclass(_FastUniqueKeyLoader, yaml.CSafeLoader)
     configs = sorted((ROOT / "configs").glob("*.yaml"))
@@ -120,7 +120,7 @@ def test_the_fast_config_loader_reads_every_committed_config_as_the_pure_python_
     file = tmp_path / "dup.yaml"
     file.write_text("name: x\nprotocol:\n  seed: 1\n  seed: 2\n")
     for loader in (_FastUniqueKeyLoader, _UniqueKeyLoader):
-        with pytest.raises(Exception, match="duplicate key 'seed'"):
+        with pytest.raises(UnreadableFile, match="duplicate key 'seed'"):
             load_yaml(file, "config", loader, None)
     with pytest.raises(ConfigError, match=r"dup.yaml: line 4, column 3: .*duplicate key 'seed'"):
         load_config(file)

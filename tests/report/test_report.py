@@ -252,7 +252,15 @@ def test_report_all_collects_every_reproduction(write_config, tmp_path):
     assert "Not run yet: `tkbench run configs/tkl2021_table2.yaml -j 2`." in md
     assert "Not run yet: `tkbench run configs/tkl2021_scaling.yaml -j 1 --reuse" in md  # timings: one at a time
     assert "Not written yet" in md  # e.g. the density figure without a config here
-    assert (root / "docs" / "reproduction" / "colbert2020_table1" / "report.md").exists()
+    folder = root / "docs" / "reproduction" / "colbert2020_table1"
+    assert (folder / "report.md").exists()
+    # a figure the report no longer draws is removed from the generated folder; the ones it draws stay
+    drawn = sorted(p.name for p in folder.iterdir() if p.suffix in (".png", ".svg"))
+    (folder / "critical_difference_of_an_older_build.png").write_bytes(b"stale")
+    (folder / "notes.txt").write_text("not a figure: kept")
+    build_all(root, root / "docs")
+    assert sorted(p.name for p in folder.iterdir() if p.suffix in (".png", ".svg")) == drawn
+    assert (folder / "notes.txt").exists()
     page = html_path.read_text()
     assert '<h2 id="tkl2021_table2">Paper 003, Table 2' in page
     assert '<nav class="toc" id="contents">' in page and '<a href="#tkl2021_table2">Paper 003, Table 2' in page

@@ -63,6 +63,35 @@ def test_paired_test_has_wilcoxon_beside_the_t_test():
     assert math.isnan(S.paired_test(a, a, 800, 200).p_wilcoxon)  # nothing to rank: no test, not p = 1
 
 
+def test_exact_signed_rank_p_with_ties_and_zeros_equals_scipy_and_brute_force():
+    """At most 13 differences with ties or zeros: the p comes from the exact null distribution by convolution
+    (SciPy runs a 0.4 s permutation test there at 13). It equals a brute-force enumeration of the 2^n sign flips
+    written here from the definition, on samples with half-integer mid-ranks, zeros and ties, and SciPy's own p
+    on the smaller of them (SciPy's cost doubles with each difference)."""
+    import itertools
+
+    rng = np.random.default_rng(1)
+    cases = [np.array([0.0, 1.0, 1.0, -2.0, 3.0]), np.array([0.5, -0.5, 0.5, 0.0, 0.0, 2.0, -3.0, 1.5]),
+             np.array([1.0, 1.0]), np.array([-2.0, 0.0]), np.full(13, 1.0)]
+    cases += [rng.integers(-3, 4, size=n).astype(float) for n in rng.integers(1, 14, size=40)]
+    checked = against_scipy = 0
+    for d in cases:
+        if np.all(d == 0):
+            continue
+        ranks = stats.rankdata(np.abs(d))
+        signs = np.array(list(itertools.product([0.0, 1.0], repeat=len(d))))  # every sign pattern, one per row
+        flips = (signs * np.where(d != 0, ranks, 0.0)).sum(axis=1) + ranks[d == 0].sum() / 2
+        w = ranks[d > 0].sum() + ranks[d == 0].sum() / 2
+        brute = min(1.0, 2 * min(np.mean(flips <= w + 1e-9), np.mean(flips >= w - 1e-9)))
+        ours = S.wilcoxon_p(d)
+        assert ours == pytest.approx(brute, abs=1e-12), d
+        if len(d) <= 9:
+            assert ours == pytest.approx(stats.wilcoxon(d, zero_method="zsplit").pvalue, abs=1e-12), d
+            against_scipy += 1
+        checked += 1
+    assert checked >= 40 and against_scipy >= 10
+
+
 def test_average_ranks_share_ties_and_friedman_equals_scipy():
     scores = np.array([[0.9, 0.8, 0.7], [0.85, 0.85, 0.6], [0.7, 0.9, 0.5], [0.95, 0.9, 0.9]])
     ranks = S.average_ranks(scores, higher_is_better=True)

@@ -89,6 +89,22 @@ def load_benchmark(root: Path | None = None) -> tuple[Path | None, tuple[Entry, 
     return reading, entries
 
 
+FIGURE_SUFFIXES = (".png", ".svg")
+
+
+def _drop_stale_figures(folder: Path, written: list[Path]) -> list[Path]:
+    """Remove the figures in a generated folder (``docs/reproduction/<config>``, ``docs/benchmark/<config>``) that
+    this build did not write: a figure the report no longer draws (its table lost its condition, a plot was
+    renamed) must not stay beside the regenerated pages as if it were current. Only PNG and SVG files whose name
+    (without suffix) is not one of the written files' are removed; returns them."""
+    keep = {Path(p).stem for p in written}
+    stale = [p for p in sorted(folder.iterdir()) if p.suffix in FIGURE_SUFFIXES and p.stem not in keep] \
+        if folder.is_dir() else []
+    for path in stale:
+        path.unlink()
+    return stale
+
+
 def _section(root: Path, out: Path, entry: Entry, folder: str) -> tuple[list[str], list[Path]]:
     """One entry's Markdown section (its report rebuilt from the committed rows into ``out/folder/<config>``)."""
     md = [f"## {entry.title}", "", f"Config: `configs/{entry.config}.yaml`.", ""]
@@ -103,6 +119,7 @@ def _section(root: Path, out: Path, entry: Entry, folder: str) -> tuple[list[str
     target = out / folder / entry.config
     files = build_report(root / "results" / entry.config, formats=["md"], out_dir=target,
                          config=root / "configs" / f"{entry.config}.yaml")
+    _drop_stale_figures(target, files)
     md += [_body((target / "report.md").read_text(encoding="utf-8"), f"{folder}/{entry.config}"), ""]
     return md, files
 
@@ -297,12 +314,15 @@ def build_all(root: str | Path = ".", out: str | Path = "docs") -> list[Path]:
         files = build_report(root / "results" / entry.config, formats=["md", "html"], out_dir=target,
                              config=root / "configs" / f"{entry.config}.yaml")  # its current plan and notes
         written += files
+        mine = list(files)
         prefix = f"reproduction/{entry.config}"
         md += [_body((target / "report.md").read_text(encoding="utf-8"), prefix), ""]
         for spec in entry.illustrations:  # figures drawn from the code itself (a kernel's shape), after the report
             files, text = _illustrate(spec, target)
             written += files
+            mine += files
             md += [re.sub(r"\]\((?!https?:)([^)]+)\)", lambda mt, prefix=prefix: f"]({prefix}/{mt.group(1)})", text), ""]
+        _drop_stale_figures(target, mine)
         # the HTML page links each config's own report instead of embedding it (each was committed twice)
         page = (target / "report.html").read_text(encoding="utf-8")
         tables = re.findall(r'<h3 id="([^"]+)">(.*?)</h3>', page)

@@ -37,9 +37,9 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
            "SVM's and HGK's draws (1-2 core-hours each at 7000 rows) queued" for ds in ("higgs", "cod")},
         **{f"*/{m}": "issue 50: the SVM's draws 2-5, HGK_refit's 5 draws and HGK_cv_refit's 3 run over several "
            "sessions with resume" for m in ("SVM", "HGK_refit", "HGK_cv_refit")}},
-    "ghiasi2010_table2": {"splice/*": "issue 52: the Raetsch arrays' sets, added 2026-11-28; their sweep runs over "
-                          "several sessions (thyroid, twonorm and flare_solar done 2026-11-29; splice's GM rows "
-                          "re-run 2026-11-29 after the shared CV was made to honour cv_max_train)"},
+    "ghiasi2010_table2": {f"german/{m}": "issue 50: German with the full beta grid, added 2026-11-30; its one CV "
+                          "(about 8 core-hours at beta = 0.1) runs over several sessions with resume"
+                          for m in ("CM_full", "CGM_full")},
 }
 
 

@@ -254,8 +254,11 @@ def start_forkserver() -> None:
     import atexit
     from multiprocessing import forkserver
 
-    _forkserver_context()
-    forkserver.ensure_running()
+    try:
+        _forkserver_context()
+        forkserver.ensure_running()
+    except (ValueError, OSError):  # no forkserver on this platform, or no process to spare: runs start it as before
+        return
     pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
     if pid is not None:
         atexit.register(_end_forkserver, pid)

@@ -24,7 +24,8 @@ or in another working directory (an external dask cluster) never needs to see th
 itself never raises, so one bad run cannot abort the batch (GUIDE section 6).
 
 Children come from a ``forkserver`` that has already imported the numerical stack (cheap, and safe even when the
-supervisor has threads). A daemonic worker (dask's default) may not have multiprocessing children; there the child
+supervisor has threads). A sweep whose own process supervises (``-j 1``) starts it before planning
+(:func:`start_forkserver`), so that the two imports overlap. A daemonic worker (dask's default) may not have multiprocessing children; there the child
 is a fresh interpreter (``python -m tkbench.bench.child``), slower to start but equally isolated.
 """
 from __future__ import annotations

@@ -261,8 +261,12 @@ def start_forkserver() -> None:
     except (ValueError, OSError):  # no forkserver on this platform, or no process to spare: runs start it as before
         return
     pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
-    if pid is not None:
+    if pid is not None and pid not in _ENDED_AT_EXIT:  # (once per forkserver: a process may run several sweeps)
+        _ENDED_AT_EXIT.add(pid)
         atexit.register(_end_forkserver, pid)
+
+
+_ENDED_AT_EXIT: set[int] = set()
 
 
 def _end_forkserver(pid: int) -> None:

@@ -68,14 +68,22 @@ def check_data(exp: Experiment, specs) -> None:
             field = f"datasets[{i}].subsample" if ds.subsample is not None else "protocol.subsample"
             problems.append((field, sub, f"at most {len(data.y)} (the rows of {ds.label})"))
             continue
-        problem = _split_problem(data, [s for s in specs if s.label == ds.label], kind.exact_size) \
+        drawn: dict[tuple, tuple] = {}  # each split is drawn once here (the check and the CV's size share it)
+
+        def rows_of(s, data=data, drawn=drawn):
+            key = (s.split, s.size, s.seed, s.test_fraction, s.stratify, s.subsample)
+            if key not in drawn:
+                drawn[key] = split_rows(data, s, s.split, s.seed, kind.exact_size)
+            return drawn[key]
+
+        problem = _split_problem(data, [s for s in specs if s.label == ds.label], rows_of) \
             if kind.preflight_splits else None
         if problem is not None:
             field = f"datasets[{i}].test_fraction" if ds.test_fraction is not None else "protocol.test_fraction"
             problems.append((field, ds.test_fraction or exp.protocol.test_fraction, problem))
             continue
         tuned = [s for s in specs if s.label == ds.label and s.grid]
-        smallest = min(((len(split_rows(data, s, s.split, s.seed, kind.exact_size)[0]), s) for s in
+        smallest = min(((len(rows_of(s)[0]), s) for s in
                         {(s.split, s.size, s.seed): s for s in tuned}.values()), default=None,
                        key=lambda pair: pair[0])
         if smallest is not None and smallest[0] < exp.protocol.cv_folds:
@@ -88,13 +96,14 @@ def check_data(exp: Experiment, specs) -> None:
         raise ConfigError(str(exp.source or exp.name), problems)
 
 
-def _split_problem(data, specs, exact_size: bool = False) -> str | None:
-    """What is wrong with the splits the runs in ``specs`` will draw (None: nothing)."""
+def _split_problem(data, specs, rows_of) -> str | None:
+    """What is wrong with the splits the runs in ``specs`` will draw (None: nothing); ``rows_of(spec)`` draws a
+    run's (training, test) rows."""
     import numpy as np
 
     for s in {(s.split, s.size, s.seed): s for s in specs}.values():
         try:
-            train, test = split_rows(data, s, s.split, s.seed, exact_size)
+            train, test = rows_of(s)
         except ValueError as exc:  # scikit-learn's splitter: no row left on one side
             return f"a fraction that leaves rows on both sides of split {s.split} of {s.label} ({exc})"
         if len(train) < 2 or len(test) < 1:

@@ -28,6 +28,9 @@ class Family:
     ``trace(model)`` returns the per-iteration solver trace (a list of dicts) for convergence experiments.
     ``warmup(threads)``: called in the run's process before CV and the timed fit: sets compiled-code threads and
     loads compiled code, so that one-time costs are not counted as fit time.
+    ``compile()``: compiles every compiled loop the family may run into numba's on-disk cache (``tkbench compile``,
+    which ``make install`` runs), also those a run's warm-up leaves to the first call because most runs never
+    reach them (TK's SMO dual below m = 1000 rows, NKRR's Gaussian base kernels); default: ``warmup(1)``.
     ``landscape(task, params, X, y, grid)``: the family's learning objective over a grid of two kernel weights
     (``grid`` is the 1-D axis; returns ``{"values": 2-D list, "min_eigenvalue": 2-D list or None, ...}``), for
     ``landscape`` experiments (paper 001 Figure 1).
@@ -67,6 +70,7 @@ class Family:
     warm_start: bool = False
     checkpoint_cv_fits: bool = False
     warmup: Callable[[int], None] | None = None
+    compile: Callable[[], None] | None = None
     landscape: Callable[..., dict[str, Any]] | None = None
     least_squares: bool = False
     scales_inside: str = ""  # how the estimator itself scales its inputs, if it does (shown by `tkbench methods`)

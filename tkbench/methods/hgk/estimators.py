@@ -96,7 +96,7 @@ from tkbench.methods.hgk.annealing import (
     svm_coefficients,
 )
 from tkbench.methods.hgk.kernel import Architecture, kernel, kernel_predict
-from tkbench.methods.hgk.warmup import hierarchical_warmup
+from tkbench.methods.hgk.warmup import hierarchical_compile, hierarchical_warmup
 
 HALVING_KEEP = 3  # selection="halving": a third of the candidates go on at each rung (7 -> 3 -> 1)
 
@@ -527,6 +527,7 @@ register(Family(
     target_scaler="minmax_pm1",
     diagnostics=lambda model: model.diagnostics(),
     warmup=hierarchical_warmup,
+    compile=hierarchical_compile,
     checkpoint_cv_fits=True,
     changed_defaults={"objective": ("fixed_alpha", "auto")},
     reference="Steinwart, Thomann & Schmid 2016 (paper 002), Algorithm 1",

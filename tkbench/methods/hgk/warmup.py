@@ -33,3 +33,23 @@ def hierarchical_warmup(threads: int = 1) -> None:
     state = BlockState(arch, w, X, X)
     state.propose_predict(0, 0.5, np.ones(3))
     state.propose_predict(3, 0.5, np.ones(3))
+
+
+def hierarchical_compile() -> None:
+    """Every compiled loop an HGK fit may run (``tkbench compile``): the warm-up's and the hinge SVM's dual
+    coordinate descent (``svm: hinge``), which the warm-up leaves to its first call."""
+    from tkbench.methods.hgk.hinge_svm import hinge_svm
+
+    hierarchical_warmup(1)
+    hinge_svm(np.eye(3) + 0.1, np.array([1.0, -1.0, 1.0]), 0.1)
+    from tkbench.methods.hgk.kernel import Architecture, kernel, kernel_predict
+
+    arch = Architecture("depth2:2", 2)  # read-only inputs (scikit-learn's memory-mapped CV data) are other types
+    X = np.linspace(-0.9, 0.9, 6).reshape(3, 2)
+    X.setflags(write=False)
+    w = arch.initial_weights()
+    kernel(arch, w, X)
+    coef = np.ones(3)
+    coef.setflags(write=False)
+    for A, B, c in ((X, X, np.ones(3)), (X.copy(), X, np.ones(3)), (X.copy(), X.copy(), coef)):
+        kernel_predict(arch, w, A, B, c)

@@ -302,6 +302,25 @@ def _build_krr(task: str, solver: str, params: dict, seed: int):
     return KernelRidge(**{"kernel": "rbf", **params})
 
 
+def _compile() -> None:
+    """NKRR's compiled loops (``tkbench compile``): the Gaussian base kernels' sums and quadratic forms, run only
+    by configs with Gaussian base kernels (the default linear ones need none, so no run warms them up)."""
+    from tkbench.methods._shared.compiled import available
+
+    if not available():
+        return
+    from tkbench.methods.nkrr._numba import gaussian_feature_forms, gaussian_feature_sum
+
+    X = np.linspace(0.1, 0.9, 6).reshape(3, 2)
+    frozen = X.copy()  # read-only inputs (scikit-learn's memory-mapped CV data) are other types to numba
+    frozen.setflags(write=False)
+    mu, frozen_mu = np.ones(2), np.ones(2)
+    frozen_mu.setflags(write=False)
+    for Y, Z, m in ((X, X, mu), (frozen, frozen, mu), (frozen, X, mu), (X, frozen, mu), (X, frozen, frozen_mu)):
+        gaussian_feature_sum(Y, Z, m, 0.5)
+        gaussian_feature_forms(Z, np.ones(3), np.ones((3, 3)), 0.5, True)
+
+
 register(Family(
     name="nkrr",
     stop_rule="||mu' - mu|| < tol * Lambda, or max_iter (projected gradient, paper 001)",
@@ -316,6 +335,7 @@ register(Family(
     trace=lambda model: [dict(h) for h in model.history_[0]],
     reference="Cortes, Mohri & Rostamizadeh, NIPS 2009 (paper 001), Algorithm 1",
     landscape=lambda *args, **kw: nkrr_landscape(*args, **kw),
+    compile=_compile,
     changed_defaults={"ridge_solve": ("cholesky", "auto")},  # 2026-11-28 (issue 50): feature map / preconditioned CG
 ))
 

@@ -260,6 +260,19 @@ def _trace(model) -> list[dict]:
     return [dict(r) for r in model.trace_]
 
 
+def _compile() -> None:
+    """SIKL's compiled loop (``tkbench compile``): the L-BFGS ascent of the cosine objective (Eq. 5) that its
+    global search runs from each start (tkbench.methods.sikl.lbfgs_compiled)."""
+    from tkbench.methods._shared.compiled import available
+
+    if not available():
+        return
+    from tkbench.methods.sikl.sip import _compiled_ascent
+
+    X = np.linspace(0.1, 0.9, 6).reshape(3, 2)
+    _compiled_ascent(X, np.array([1.0, -0.5, 0.25]), 1.0, 1e-5)(np.array([0.3, 0.7]))
+
+
 register(Family(
     name="sikl",
     stop_rule="t(i) - t(i-1) < epsilon t(i-1), or T1 iterations (paper 004 Algorithm 1)",
@@ -272,6 +285,7 @@ register(Family(
     scaler="standard",
     diagnostics=lambda model: model.diagnostics(),
     trace=_trace,
+    compile=_compile,
     reference="Ghiasi-Shirazi, Safabakhsh & Shamsi, JMLR 2010 (paper 004), Algorithm 1",
     report_notes={
         "evaluation": "A SIKL model is evaluated through its cosine expansion (paper 004 section 7), so its support "

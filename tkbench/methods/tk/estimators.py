@@ -50,7 +50,7 @@ from tkbench.methods.family import Family, register
 from tkbench.methods.tk.frank_wolfe import DUAL_SOLVERS, FWResult, frank_wolfe
 from tkbench.methods.tk.kernel import BASES, box, n_basis, tk_basis_kernels, tk_gradient, tk_kernel
 from tkbench.methods.tk.sdp import solve_tk_sdp
-from tkbench.methods.tk.warmup import warmup
+from tkbench.methods.tk.warmup import compile_all, warmup
 
 SOLVERS = ("fw", "sdp")
 
@@ -532,5 +532,6 @@ register(Family(
     trace=_trace,
     reference="Colbert & Peet 2020 (paper 000); paper 003 Algorithm 2",
     warmup=warmup,
+    compile=compile_all,
     changed_defaults={"dual_solver": ("libsvm", "auto")},  # 2026-11-28 (issue 50): SMO above m = 1000
 ))

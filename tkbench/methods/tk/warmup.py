@@ -10,6 +10,28 @@ from __future__ import annotations
 import numpy as np
 
 
+def compile_all() -> None:
+    """Every compiled loop a TK fit may run (``tkbench compile``): the warm-up's, and those it leaves to their first
+    call: the SMO dual (``dual_solver`` "auto" takes it above m = 1000 rows) for both tasks, and the kernel-pair
+    loops of the line search on float64 and float32 kernels (float32: ``kernel_dtype``)."""
+    from tkbench.methods._shared.compiled import use_compiled
+
+    warmup(1)
+    if not use_compiled():
+        return
+    from tkbench.methods._shared.smo import smo_dual
+    from tkbench.methods.tk._kernel_pair_numba import _matvec, _quadratic_difference
+
+    w = np.ones(4)
+    for dtype in (np.float64, np.float32):
+        K = (np.eye(4) + 0.1).astype(dtype)
+        smo_dual(K, np.array([1.0, -1.0, 1.0, -1.0]), task="classification", C=1.0)
+        smo_dual(K, np.array([0.1, 0.4, 0.2, 0.3]), task="regression", C=1.0, epsilon=0.1,
+                 KS=np.eye(4, dtype=dtype), g=0.5)
+        _quadratic_difference(K, K, w, 4)
+        _matvec(K, w)
+
+
 def warmup(threads: int = 1) -> None:
     from tkbench.methods._shared.compiled import mark_loaded, use_compiled
 

@@ -30,7 +30,6 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
     "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
         "TK", "TK_block", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "HGK_d2_4", "GP_ARD", "EasyMKL", "AverageMKL",
         "GRAM", "liquidSVM", "GPyTorch_SM")},
-    "kernel_benchmark_baselines": {f"*/{m}": SWEEPING for m in ("SVM_wide", "KRR_wide")},
     "kernel_benchmark_grids": {f"*/{m}": SWEEPING for m in ("SimpleMKL", "TK_wide", "TK_block_wide", "SimpleMKL_wide")},
     "steinwart2016_table1": {
         **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; RF (30) and DNN (5) in since 2026-11-29, the "

@@ -16,9 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import tiny_config
+from typer.testing import CliRunner
 
 from tkbench.bench.plan import make_plan
+from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
+from tkbench.cli import app
 from tkbench.config import load_config
 
 
@@ -76,16 +79,17 @@ def test_two_sweeps_into_one_folder(write_config, tmp_path):
     cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(out), "--no-progress"]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     _poll(lambda: beat.exists(), 120, "the first sweep's run is in flight")
-    second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    cli = CliRunner()  # the second sweep and the third from this process: the lock is the folder's, not a process's
+    second = cli.invoke(app, cmd[3:])
     Path(f"{beat}.release").touch()  # the first sweep's runs may end now
-    assert second.returncode == 3, second.stdout + second.stderr
-    assert "in use by another `tkbench run`" in second.stderr and f"pid {first.pid}" in second.stderr
+    assert second.exit_code == 3, second.output
+    assert "in use by another `tkbench run`" in second.output and f"pid {first.pid}" in second.output
     assert first.wait(timeout=120) == 0, first.stdout.read()
     rows = ResultStore(out).rows()
     assert sorted(r["key"] for r in rows) == sorted(s.key for s in make_plan(load_config(path)))
     assert all(r["status"] == "ok" for r in rows)
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)  # the lock went with the first
-    assert again.returncode == 0 and "2 already done" in again.stderr.replace("\n", " ")
+    again = cli.invoke(app, cmd[3:])  # the lock went with the first
+    assert again.exit_code == 0 and "2 already done" in again.output.replace("\n", " ")
 
 
 def _start_dask_cluster(tmp_path: Path) -> tuple[list[subprocess.Popen], str]:
@@ -171,10 +175,10 @@ def test_external_dask_cluster_rows_come_back_and_a_killed_client_cancels_its_ru
 
 @pytest.mark.slow
 def test_an_interrupted_force_run_says_how_to_finish(write_config, tmp_path):
-    path = _sleepers(write_config, seconds=0, splits=1)  # (an ok row to force over)
+    path = _sleepers(write_config, seconds=0, splits=1)  # (an ok row to force over, made in this process)
     out = tmp_path / "out"
+    assert run_experiment(load_config(path), out_dir=out, progress=False).counts == {"ok": 1}
     cmd = [sys.executable, "-m", "tkbench", "run", str(path), "--out", str(out), "--no-progress"]
-    assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
     beat = tmp_path / "beat.txt"
     slow = _sleepers(write_config, seconds=60, splits=1, heartbeat=beat)
     forced = subprocess.Popen([*cmd[:4], str(slow), *cmd[5:], "--force"], stderr=subprocess.PIPE, text=True,

@@ -114,6 +114,56 @@ def test_a_method_whose_every_run_failed_on_a_dataset_is_not_ranked_and_the_note
     assert unfinished_cells(res) == {}
 
 
+def test_a_group_of_datasets_ranks_the_methods_finished_on_the_group(tmp_path):
+    """leaderboard.groups: A has not finished d3, so the task's board ranks only B and C; the group {d1, d2} has
+    its own board, on which A is ranked first (it is 5 points better on both), with its own notes and figure."""
+    res, summary = _results()
+    res.rows = res.rows[~((res.rows["method"] == "A") & (res.rows["dataset"] == "d3") & (res.rows["split"] > 0))]
+    tables, images = leaderboard_tables(res, summary, tmp_path,
+                                        Leaderboard(bootstrap=100, groups={"d1 and d2": ["d1", "d2"]}))
+    titles = [t.title for t in tables]
+    assert titles == ["Leaderboard: classification", "Leading pairs (classification): Bayesian signed-rank test "
+                      "over datasets", "Win / tie / loss matrix (classification)",
+                      "Leaderboard: classification, d1 and d2", "Leading pairs (classification, d1 and d2): "
+                      "Bayesian signed-rank test over datasets", "Win / tie / loss matrix (classification, d1 and d2)"]
+    whole, group = tables[0], tables[3]
+    assert sorted(r[0].text for r in whole.rows) == ["B", "C"]
+    assert [r[0].text for r in group.rows][0] == "A" and group.rows[0][3].text == "2"  # first, both datasets won
+    assert group.notes[0].startswith("2 classification datasets (d1, d2)")
+    assert any("leaderboard.groups" in n for n in group.notes)
+    assert [p.name for p in images] == ["leaderboard_classification.png", "leaderboard_classification_group1.png"]
+    assert all(p.exists() for p in images)
+    # a group whose dataset has no finished mean yet says so, and ranks on what it has
+    summary = summary[summary["dataset"] != "d2"]
+    tables, _ = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=100, groups={"g": ["d1", "d2",
+                                                                                                   "d3"]}))
+    group = [t for t in tables if t.title == "Leaderboard: classification, g"][0]
+    assert any("Not in this ranking yet (no method has a finished mean there): d2." in n for n in group.notes)
+
+
+def test_leaderboard_groups_are_checked_against_the_config(write_config):
+    """A group names datasets of this config, of one task, at least two, none twice: each mistake is a config
+    error naming the field and the value."""
+    from tkbench.config import ConfigError, load_config
+
+    def cfg(groups):
+        return {"name": "x", "kind": "accuracy", "protocol": {"splits": 2},
+                "datasets": ["liver", "pima", "airfoil"],
+                "methods": [{"name": "svm", "family": "svm_rbf", "grid": {}},
+                            {"name": "rf", "family": "random_forest"}],
+                "leaderboard": {"groups": groups}}
+
+    assert load_config(write_config(cfg({"small": ["liver", "pima"]}))).leaderboard.groups == {
+        "small": ["liver", "pima"]}
+    for groups, said in (({"small": ["liver", "sonar"]}, "leaderboard.groups.small.*sonar.*a dataset of this config"),
+                         ({"mixed": ["liver", "airfoil"]}, "leaderboard.groups.mixed.*one task.*airfoil is "
+                          "regression"),
+                         ({"one": ["liver"]}, "at least two datasets"),
+                         ({"twice": ["liver", "liver"]}, "liver listed twice")):
+        with pytest.raises(ConfigError, match=said):
+            load_config(write_config(cfg(groups)))
+
+
 def test_a_leaderboard_outside_an_accuracy_experiment_is_a_config_error(write_config):
     from tkbench.config import ConfigError, load_config
 

@@ -327,6 +327,24 @@ class Leaderboard(_Strict):
     bootstrap: int = Field(2000, ge=100, le=100_000, description="bootstrap resamples of the datasets")
     pairs: int = Field(3, ge=2, le=10, description="the Bayesian signed-rank test for every pair among the top "
                        "this many methods by average rank")
+    groups: dict[str, list[str]] = Field(default_factory=dict, description="named subsets of the config's datasets "
+                                         "(their labels, one task per subset), each with a leaderboard of its own "
+                                         "that ranks the methods with a mean on every dataset of the subset (a "
+                                         "method unfinished or not planned on a set of another subset is still "
+                                         "ranked here)")
+
+    @field_validator("groups")
+    @classmethod
+    def _groups(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, labels in value.items():
+            if not name.strip():
+                raise ValueError("a group needs a name (the key)")
+            if len(labels) < 2:
+                raise ValueError(f"group {name!r}: {labels!r}: at least two datasets (a ranking needs two)")
+            twice = sorted({x for x in labels if labels.count(x) > 1})
+            if twice:
+                raise ValueError(f"group {name!r}: {', '.join(twice)} listed twice")
+        return value
 
 
 class Landscape(_Strict):

@@ -18,6 +18,11 @@ mean (a method missing on some is listed with them, not ranked):
   :mod:`tkbench.report.significance`), and those with no verdict (fewer than 5 shared splits, degenerate data);
 - accuracy against time: each method's average rank against its median fit time over the task's datasets (log
   scale), ``leaderboard_<task>.png``.
+
+The same tables again for each named group of datasets of one task (``leaderboard.groups``: say, the small binary
+sets), ranking the methods with a mean on every dataset of the group: a method that is not planned on, or has not
+finished, a set outside the group is ranked there (over the whole task it is listed as not ranked). Figures
+``leaderboard_<task>_group<k>.png``, k the group's place in the config.
 """
 from __future__ import annotations
 
@@ -134,8 +139,21 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
     order = [m.name for m in res.experiment.methods]
     unfinished = unfinished_cells(res)
     seed = int(res.experiment.protocol.seed)
+    # (task, metric, its summary rows, title, figure, the group's datasets or None for the whole task)
+    boards: list[tuple[str, str, pd.DataFrame, str, str, list[str] | None]] = []
     for task, metric in TASK_METRIC.items():
         part = summary[(summary["task"] == task) & (summary["metric"] == metric)].dropna(subset=["metric_mean"])
+        boards.append((task, metric, part, task, f"leaderboard_{task}.png", None))
+    for g, (group, members) in enumerate(options.groups.items()):
+        # a subset of one task (the config check): its own ranking over its own datasets
+        tasks = summary.loc[summary["dataset"].isin(members), "task"].unique()
+        if len(tasks) != 1 or tasks[0] not in TASK_METRIC:
+            continue
+        task, metric = tasks[0], TASK_METRIC[tasks[0]]
+        part = summary[summary["dataset"].isin(members) & (summary["metric"] == metric)].dropna(
+            subset=["metric_mean"])
+        boards.append((task, metric, part, f"{task}, {group}", f"leaderboard_{task}_group{g + 1}.png", members))
+    for task, metric, part, title, figure, members in boards:
         means = part.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
         if means.shape[0] < 2:
             continue
@@ -185,6 +203,12 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
                  "the mean final fit and the CV per split (a CV shared by several splits, tune_on_first, is counted "
                  "once); peak memory: the median peak resident set of the run processes (data included); not ok: "
                  "its runs on these datasets that failed or timed out (the tables above give the reasons)."]
+        if members is not None:
+            absent = [ds for ds in members if ds not in means.index]
+            notes.append("A group of the config's datasets (leaderboard.groups): a method is ranked here when it "
+                         "has a mean on each of them, whatever it has elsewhere."
+                         + (f" Not in this ranking yet (no method has a finished mean there): {', '.join(absent)}."
+                            if absent else ""))
         notes.append(f"Leave one dataset out: the leader ({methods[leader]}) changes when any of {len(changed)} of "
                      f"the {len(datasets)} datasets is left out ({', '.join(datasets[i] for i in changed)})."
                      if changed else f"Leave one dataset out: {methods[leader]} stays the leader whichever of the "
@@ -196,7 +220,7 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
                          "significantly different (Demšar 2006).")
         for m, missing in left_out.items():
             notes.append(f"{m} is not ranked: no finished mean on {', '.join(missing)}.")
-        tables.append(TableModel(f"Leaderboard: {task}", ["Method", "Average rank", "P(best)", "Datasets won",
+        tables.append(TableModel(f"Leaderboard: {title}", ["Method", "Average rank", "P(best)", "Datasets won",
                                                           "W/T/L vs the leader", "Median fit time (s)",
                                                           "Median CV time (s)", "Peak memory (MB)", "Not ok"],
                                   rows, notes))
@@ -214,7 +238,7 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
             unit = (f"{options.rope_accuracy:g} accuracy points" if metric == "accuracy"
                     else f"a relative MSE difference of {options.rope_mse:g}")
             tables.append(TableModel(
-                f"Leading pairs ({task}): Bayesian signed-rank test over datasets",
+                f"Leading pairs ({title}): Bayesian signed-rank test over datasets",
                 ["A", "B", "P(A better)", "P(equivalent)", "P(B better)"], pair_rows,
                 [f"Benavoli et al. 2017 (Bayesian signed-rank test, {SAMPLES} posterior samples, seed {seed}): the "
                  f"posterior probability that A is better than B by more than the region of practical equivalence "
@@ -229,11 +253,11 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
                 row.append(Cell("-" if v is None else "/".join(str(v.count(k)) for k in ("win", "tie", "loss"))))
             matrix.append(row)
         tables.append(TableModel(
-            f"Win / tie / loss matrix ({task})", ["Method", *(methods[i] for i in by_rank)], matrix,
+            f"Win / tie / loss matrix ({title})", ["Method", *(methods[i] for i in by_rank)], matrix,
             [f"Row against column: datasets where the row method is better / tied / worse by the corrected resampled "
              f"t-test at {LEVEL} on the splits both finished; datasets with no verdict are not counted."]))
-        images.append(_time_plot(out / f"leaderboard_{task}.png", methods, ranks,
-                                 [part[part["method"] == m]["fit_mean"].median() for m in methods], task))
+        images.append(_time_plot(out / figure, methods, ranks,
+                                 [part[part["method"] == m]["fit_mean"].median() for m in methods], title))
     return tables, images
 
 

@@ -80,6 +80,9 @@ def run(
                                      "run key are taken over instead of re-run (repeatable)"),
     skip_failed: bool = typer.Option(False, "--skip-failed", help="do not retry runs whose row says failed (an "
                                      "exception in the method); crashed and timed-out runs are still retried"),
+    order: str = typer.Option("plan", "--order", metavar="ORDER", help="plan | cheap-first: the (dataset, "
+                              "method) cells with the least estimated time left first (estimated from finished "
+                              "rows, as --dry-run does), so that a stopped sweep leaves the most cells complete"),
 ) -> None:
     """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
     from rich.markup import escape
@@ -102,7 +105,8 @@ def run(
         exp = load_config(config)
         outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,
                                  only=only or None, splits=splits, force=force, dry_run=dry_run,
-                                 console=err, progress=progress, reuse=reuse or None, skip_failed=skip_failed)
+                                 console=err, progress=progress, reuse=reuse or None, skip_failed=skip_failed,
+                                 order=order)
     except TkbenchError as exc:
         _fail(exc)
     except KeyboardInterrupt:

@@ -184,3 +184,42 @@ def test_a_shared_cv_stopped_midway_is_charged_for_the_folds_it_has_left(write_c
     assert est.total(2, cv_left=1.0) == pytest.approx(2 * 10.0 + 100.0)
     own = make_plan(load_config(write_config(tiny_config(datasets=["liver"]), "b.yaml")))[0]
     assert not own.tuning and shared_cv_left(own, out) == 1.0  # no shared CV: each run pays its own, as priced
+
+
+def test_cheap_first_runs_the_cells_with_the_least_time_left_first(write_config, tmp_path, monkeypatch):
+    """--order cheap-first: each cell's runs stay together in split order, the cells go by their estimated time
+    left (the dry run's estimate: per run from finished rows, times the runs left), cells with no estimate last; a
+    sweep in that order computes the same rows, and its console says so and shows the order it ran in."""
+    from tkbench.bench.cost import cheapest_cells_first
+
+    monkeypatch.chdir(tmp_path)  # results/ here: the estimate reads no committed rows of the project
+    cfg = tiny_config()  # liver and waveform, svm and rf
+    cfg["protocol"]["splits"] = 1
+    first = tmp_path / "results" / "a"
+    run_experiment(load_config(write_config(cfg)), out_dir=first, n_jobs=1, progress=False)
+    price = {("liver", "svm"): 50.0, ("waveform", "svm"): 5.0, ("liver", "rf"): 20.0, ("waveform", "rf"): 1.0}
+    for row in ResultStore(first).rows():  # known prices instead of this machine's seconds
+        row.update(total_seconds=price[row["dataset"], row["method"]], fit_seconds=None, cv_seconds=0.0)
+        (first / "rows" / f"{row['key']}.json").write_text(json.dumps(row))
+    cfg["protocol"]["splits"] = 3
+    cfg["methods"].append({"name": "nn", "family": "neural_net", "params": {"max_iter": 50}})
+    exp = load_config(write_config(cfg, "b.yaml"))
+    out = tmp_path / "results" / "b"
+    pending = make_plan(exp)
+    ordered, cells = cheapest_cells_first(pending, out)
+    assert [c for c, _ in cells] == [("waveform", "rf"), ("waveform", "svm"), ("liver", "rf"), ("liver", "svm"),
+                                     ("liver", "nn"), ("waveform", "nn")]  # the unpriced nn last, in plan order
+    assert [s for _, s in cells[:4]] == pytest.approx([3.0, 15.0, 60.0, 150.0]) and cells[4][1] is None
+    assert sorted(s.key for s in ordered) == sorted(s.key for s in pending)
+    assert [(s.label, s.method, s.split) for s in ordered[:4]] == [("waveform", "rf", 0), ("waveform", "rf", 1),
+                                                                   ("waveform", "rf", 2), ("waveform", "svm", 0)]
+    console = Console(record=True, width=400)
+    run_experiment(exp, out_dir=out, n_jobs=1, progress=False, console=console, order="cheap-first",
+                   only=["*/rf", "*/svm"])
+    text = console.export_text()
+    assert "--order cheap-first: 4 cell(s) run by their estimated time left, shortest first: waveform/rf" in text
+    ran = [line.split("]", 1)[1].split(" split")[0].strip() for line in text.splitlines() if line.startswith("[")]
+    assert ran == ["waveform/rf"] * 3 + ["waveform/svm"] * 3 + ["liver/rf"] * 3 + ["liver/svm"] * 3
+    assert len(ResultStore(out).rows()) == 12
+    with pytest.raises(Exception, match="--order 'fastest': expected one of plan, cheap-first"):
+        run_experiment(exp, out_dir=out, dry_run=True, progress=False, order="fastest")

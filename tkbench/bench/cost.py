@@ -168,3 +168,28 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
         near = rough.get(_rough(s))
         out[cell] = made(near, "same family and size", s) if near else None
     return out
+
+
+ORDERS = ("plan", "cheap-first")
+
+
+def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = None
+                         ) -> tuple[list[RunSpec], list[tuple[tuple[str, str], float | None]]]:
+    """``tkbench run --order cheap-first``: the runs of ``pending`` with each (dataset, method) cell's runs kept
+    together in plan order, the cells sorted by their estimated seconds left (shortest first: of a sweep stopped
+    at any point, the most cells are then complete, and a leaderboard ranks complete cells only). A cell's seconds
+    are :func:`estimate`'s per run times its runs left, plus the share of its shared CV not yet computed
+    (:func:`shared_cv_left`). Cells with no estimate (no finished row of the same runs or of the same family and
+    size) come last, in plan order. Returns the runs and the cells in their new order with their seconds (None:
+    no estimate). The order changes no result: every run is seeded from the config alone."""
+    costs = estimate(pending, finished_rows(out, root)) if pending else {}
+    cells: dict[tuple[str, str], list[RunSpec]] = {}
+    for s in pending:
+        cells.setdefault((s.label, s.method), []).append(s)
+    seconds: dict[tuple[str, str], float | None] = {}
+    for cell, runs in cells.items():
+        est = costs.get(cell)
+        seconds[cell] = None if est is None else est.total(len(runs), shared_cv_left(runs[0], out))
+    place = {cell: i for i, cell in enumerate(cells)}
+    order = sorted(cells, key=lambda c: (seconds[c] is None, seconds[c] or 0.0, place[c]))
+    return [s for cell in order for s in cells[cell]], [(cell, seconds[cell]) for cell in order]

@@ -139,13 +139,20 @@ def run_experiment(
     progress: bool = True,
     reuse: list[str | Path] | None = None,
     skip_failed: bool = False,
+    order: str = "plan",
 ) -> RunOutcome:
     """Run the plan of ``exp`` (or show it, ``dry_run``) into ``out_dir`` (default :func:`default_out_dir`).
 
     The folder is locked for the whole sweep (a second sweep into it stops with :class:`BusyError`) and checked
     writable before any run; rows come back from the workers and are written here, so a write failure (full disk)
     stops the sweep with a clear error and keeps every row written before it. ``skip_failed``: runs whose row says
-    ``failed`` are not retried (crashed and timed-out runs still are)."""
+    ``failed`` are not retried (crashed and timed-out runs still are). ``order``: ``"plan"`` (the plan's order) or
+    ``"cheap-first"`` (:func:`tkbench.bench.cost.cheapest_cells_first`); runs that continue from a saved state run
+    first either way."""
+    from tkbench.bench.cost import ORDERS
+
+    if order not in ORDERS:
+        raise InputError(f"--order {order!r}: expected one of {', '.join(ORDERS)}")
     console = console or make_console(stderr=True)
     out = (Path(out_dir) if out_dir else default_out_dir(exp)).absolute()
     check_folder_path(out)
@@ -170,6 +177,9 @@ def run_experiment(
                               "run would stop here", markup=False, highlight=False)
         _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
         _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
+        if order == "cheap-first":
+            _print_order(console, [s for s in pending if s.key not in adopted], out,
+                         default_out_dir(exp).absolute().parent, dry_run)
         gate = get_kind(exp.kind).gate(exp, plan)
         if gate is not None:
             gate.note_rows(store.rows())
@@ -189,6 +199,8 @@ def run_experiment(
         _print_adopted(console, adopted, reuse, dry_run)
         pending = todo(plan, store, force, skip_failed)
         _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
+        if order == "cheap-first":
+            pending = _print_order(console, pending, out, default_out_dir(exp).absolute().parent, dry_run)
         return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address,
                       console=console, progress=progress)
 
@@ -244,6 +256,24 @@ def _print_kept_failed(console: Console, kept: int, dry_run: bool) -> None:
     if kept:
         console.print(f"{kept} failed run(s) {'would keep' if dry_run else 'keep'} their failed row (--skip-failed): "
                       "not run again, counted as done below", markup=False, highlight=False)
+
+
+def _print_order(console: Console, pending: list[RunSpec], out: Path, root: Path, dry_run: bool,
+                 shown: int = 6) -> list[RunSpec]:
+    """``--order cheap-first``: order ``pending`` (:func:`tkbench.bench.cost.cheapest_cells_first`) and say which
+    cells come first and how many have no estimate (they run last). Returns the ordered runs."""
+    from tkbench.bench.cost import cheapest_cells_first
+
+    ordered, cells = cheapest_cells_first(pending, out, root)
+    if cells:
+        first = ", ".join(f"{ds}/{m} ({'?' if sec is None else f'{sec / 60:.2g} min'})"
+                          for (ds, m), sec in cells[:shown])
+        unknown = sum(sec is None for _, sec in cells)
+        console.print(f"--order cheap-first: {len(cells)} cell(s) {'would run' if dry_run else 'run'} by their "
+                      f"estimated time left, shortest first: {first}{', ...' if len(cells) > shown else ''}"
+                      + (f"; {unknown} cell(s) with no estimate last" if unknown else ""),
+                      markup=False, highlight=False, soft_wrap=True)
+    return ordered
 
 
 def _print_adopted(console: Console, adopted: set[str], reuse: list[str | Path] | None, dry_run: bool) -> None:

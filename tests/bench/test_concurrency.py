@@ -355,3 +355,21 @@ def test_the_forkserver_holds_every_family_and_a_frozen_heap():
               "print(registry._loaded, registry.get_family('nkrr').name)\n")
     out = subprocess.run([sys.executable, "-c", broken], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.split() == ["False", "nkrr"], (out.stdout, out.stderr)
+
+
+@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="no sched_autogroup on this kernel")
+def test_a_run_in_a_session_of_its_own_keeps_the_sweeps_niceness():
+    """The subprocess path starts each run in a new session, hence a new autogroup, which the scheduler weighs at
+    niceness 0 whatever the process's own: the run carries its niceness into its autogroup. A process that does
+    not lead its session (the forkserver path, or a user's terminal) leaves the autogroup alone."""
+    probe = ("import os; from pathlib import Path; from tkbench.bench.isolation import _carry_niceness\n"
+             "os.nice(7)\n"
+             "print(_carry_niceness(), Path('/proc/self/autogroup').read_text().split()[-1])")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                         start_new_session=True)  # a session leader, as the subprocess path's child
+    assert out.returncode == 0, out.stderr
+    written, nice = out.stdout.split()
+    assert written == "True" and nice == "7", out.stdout
+    own = subprocess.run([sys.executable, "-c", "import os; from tkbench.bench.isolation import _carry_niceness; "
+                          "os.nice(3); print(_carry_niceness())"], capture_output=True, text=True, timeout=60)
+    assert own.stdout.strip() == "False", own.stdout + own.stderr  # not a session leader: nothing written

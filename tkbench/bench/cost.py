@@ -173,16 +173,21 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
 ORDERS = ("plan", "cheap-first")
 
 
-def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = None
+def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = None,
+                         rows: list[dict[str, Any]] | None = None
                          ) -> tuple[list[RunSpec], list[tuple[tuple[str, str], float | None]]]:
     """``tkbench run --order cheap-first``: the runs of ``pending`` with each (dataset, method) cell's runs kept
     together in plan order, the cells sorted by their estimated seconds left (shortest first: of a sweep stopped
     at any point, the most cells are then complete, and a leaderboard ranks complete cells only). A cell's seconds
     are :func:`estimate`'s per run times its runs left, plus the share of its shared CV not yet computed
     (:func:`shared_cv_left`). Cells with no estimate (no finished row of the same runs or of the same family and
-    size) come last, in plan order. Returns the runs and the cells in their new order with their seconds (None:
-    no estimate). The order changes no result: every run is seeded from the config alone."""
-    costs = estimate(pending, finished_rows(out, root)) if pending else {}
+    size) come last, in plan order. ``rows``: the finished rows to price from, when the caller has read them
+    (:func:`finished_rows` of ``out`` and ``root`` otherwise). Returns the runs and the cells in their new order
+    with their seconds (None: no estimate). The order changes no result: every run is seeded from the config
+    alone."""
+    if rows is None and pending:
+        rows = finished_rows(out, root)
+    costs = estimate(pending, rows) if pending else {}
     cells: dict[tuple[str, str], list[RunSpec]] = {}
     for s in pending:
         cells.setdefault((s.label, s.method), []).append(s)

@@ -75,6 +75,22 @@ def _become_subreaper() -> None:
         pass
 
 
+def _carry_niceness(autogroup: Path = Path("/proc/self/autogroup")) -> bool:
+    """Linux with ``sched_autogroup``: the scheduler shares the CPU between *sessions* (autogroups) first, so a
+    run in a session of its own (the subprocess path: ``start_new_session``) would lose the niceness of the sweep
+    that started it (``nice -n 10 tkbench run ...`` beside another sweep). Give the run's own autogroup the
+    process's niceness. Only when this process leads its session (its autogroup is its own, never the user's
+    terminal's) and is niced; True when written. Best effort: no autogroup file or no permission leaves it."""
+    try:
+        nice = os.nice(0)
+        if nice <= 0 or os.getsid(0) != os.getpid():
+            return False
+        autogroup.write_text(f"{nice}\n", encoding="ascii")
+        return True
+    except OSError:
+        return False
+
+
 def _descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (from /proc; empty where there is none), children before grandchildren."""
     children: dict[int, list[int]] = {}
@@ -185,6 +201,7 @@ def _child_main(spec: dict[str, Any], context: dict[str, Any], root: str, result
         os.setpgrp()  # our own process group, so that a timeout kill also reaches grandchildren
     except OSError:
         pass  # already a session leader (the subprocess path starts a new session)
+    _carry_niceness()
     _become_subreaper()
     supervisor = context.get("supervisor_pid")
     if supervisor:

@@ -176,10 +176,14 @@ def run_experiment(
                 console.print(f"{m.name}: needs {', '.join(absent)}, not installed ({fam.install_hint}): a "
                               "run would stop here", markup=False, highlight=False)
         _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
-        _print_plan(console, plan, pending, out, adopted, default_out_dir(exp).absolute().parent)
+        from tkbench.bench.cost import finished_rows
+
+        root = default_out_dir(exp).absolute().parent
+        priced = finished_rows(out, root) if pending else []  # read once: the plan's prices and the order's
+        _print_plan(console, plan, pending, out, adopted, root, rows=priced)
         if order == "cheap-first":
-            _print_order(console, [s for s in pending if s.key not in adopted], out,
-                         default_out_dir(exp).absolute().parent, dry_run)
+            _order_cheap_first(console, [s for s in pending if s.key not in adopted], out, root, dry_run,
+                               rows=priced)
         gate = get_kind(exp.kind).gate(exp, plan)
         if gate is not None:
             gate.note_rows(store.rows())
@@ -200,7 +204,7 @@ def run_experiment(
         pending = todo(plan, store, force, skip_failed)
         _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
         if order == "cheap-first":
-            pending = _print_order(console, pending, out, default_out_dir(exp).absolute().parent, dry_run)
+            pending = _order_cheap_first(console, pending, out, default_out_dir(exp).absolute().parent, dry_run)
         return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address,
                       console=console, progress=progress)
 
@@ -258,13 +262,14 @@ def _print_kept_failed(console: Console, kept: int, dry_run: bool) -> None:
                       "not run again, counted as done below", markup=False, highlight=False)
 
 
-def _print_order(console: Console, pending: list[RunSpec], out: Path, root: Path, dry_run: bool,
-                 shown: int = 6) -> list[RunSpec]:
-    """``--order cheap-first``: order ``pending`` (:func:`tkbench.bench.cost.cheapest_cells_first`) and say which
-    cells come first and how many have no estimate (they run last). Returns the ordered runs."""
+def _order_cheap_first(console: Console, pending: list[RunSpec], out: Path, root: Path, dry_run: bool,
+                       shown: int = 6, rows: list[dict[str, Any]] | None = None) -> list[RunSpec]:
+    """``--order cheap-first``: order ``pending`` (:func:`tkbench.bench.cost.cheapest_cells_first`, priced from
+    ``rows`` when given) and say which cells come first and how many have no estimate (they run last). Returns the
+    ordered runs."""
     from tkbench.bench.cost import cheapest_cells_first
 
-    ordered, cells = cheapest_cells_first(pending, out, root)
+    ordered, cells = cheapest_cells_first(pending, out, root, rows=rows)
     if cells:
         first = ", ".join(f"{ds}/{m} ({'?' if sec is None else f'{sec / 60:.2g} min'})"
                           for (ds, m), sec in cells[:shown])
@@ -426,9 +431,10 @@ def _log_line(summary: dict[str, Any], done: int, total: int) -> str:
 
 
 def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path,
-                reusable: set[str], root: Path | None = None) -> None:
+                reusable: set[str], root: Path | None = None, rows: list[dict[str, Any]] | None = None) -> None:
     """The dry run's table: per (dataset, method), runs planned, done here, to be taken over with --reuse (same
-    run key finished elsewhere) and left to compute."""
+    run key finished elsewhere) and left to compute, priced from ``rows`` (the finished rows; read from ``out``
+    and ``root`` when not given)."""
     from tkbench.bench.cost import estimate, finished_rows, shared_cv_left
 
     table = Table(title=f"plan -> {out}")
@@ -436,7 +442,9 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     for col in columns:
         table.add_column(col, justify="left" if col in ("dataset", "method", "estimated from") else "right")
     pending_keys = {s.key for s in pending}
-    costs = estimate([s for s in pending if s.key not in reusable], finished_rows(out, root)) if pending else {}
+    if rows is None and pending:
+        rows = finished_rows(out, root)
+    costs = estimate([s for s in pending if s.key not in reusable], rows) if pending else {}
     hours, unknown = 0.0, 0
     by_method: dict[str, list[float]] = {}  # method -> [runs left, hours, cells left, cells without an estimate]
     cells: dict[tuple[str, str], list[int]] = {}

@@ -259,13 +259,12 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
     for name in (exp.evaluation.speedup or []) if exp.evaluation is not None else []:
         if name not in names:
             problems.append(("evaluation.speedup", name, f"a method of this config: {', '.join(names)}"))
-    board = getattr(exp, "leaderboard", None)
-    for group, members in (board.groups if board is not None else {}).items():
+    index = {label: i for i, label in enumerate(labels)}
+    for group, members in (exp.leaderboard.groups if exp.leaderboard is not None else {}).items():
         where = f"leaderboard.groups.{group}"
         unknown = [label for label in members if label not in labels]
         for label in unknown:
             problems.append((where, label, f"a dataset of this config: {', '.join(labels)}"))
-        index = {ds.label: i for i, ds in enumerate(exp.datasets)}
         kinds = {label: tasks[index[label]] for label in members if label not in unknown and index[label] in tasks}
         if len(set(kinds.values())) > 1:
             problems.append((where, members, "datasets of one task (a leaderboard ranks one metric): "

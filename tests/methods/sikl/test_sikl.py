@@ -578,3 +578,40 @@ def test_inaccurate_qcqp_solutions_are_accepted_and_counted(monkeypatch):
     X, y = _data(l=60, n=2, seed=11)
     model = SIKLClassifier(variant="cm", beta=0.3, random_state=0).fit(X, y)
     assert model.diagnostics()["qcqp_inaccurate"] == len(model.trace_) >= 1
+
+
+@pytest.mark.parametrize("solver", ["CLARABEL", "auto"])
+def test_a_qcqp_clarabel_fails_on_is_solved_by_scs_to_the_same_optimum(monkeypatch, solver):
+    """Clarabel failing numerically (as on one German CGM QCQP with 4 cosines and 2 Gaussians, 2026-11-30) is not
+    the end of the fit: SCS solves the same problem (21), to Clarabel's t within SCS's tolerance, and the solution
+    says SCS produced it; when SCS fails too the error names both solvers."""
+    X, y = _data(l=30)
+    rng = np.random.default_rng(7)
+    gammas = rng.standard_normal((3, 3))
+    omegas = np.array([0.3, 0.9])
+    prob = sip.Problem(X, y, beta=0.2, eta=0.03, C=0.2, cosines=True, gaussians=True)
+    ref = sip.solve_qcqp(prob, gammas, omegas, solver="CLARABEL")
+    assert ref.solver == "CLARABEL"
+    real = sip._solve_qcqp_cvxpy
+
+    def clarabel_fails(prob, gammas, omegas, solver, t0, cuts=None, **kwargs):
+        if solver == "CLARABEL" and cuts is None:
+            raise sip.SIPError("QCQP (21) with 3 cosines, 2 Gaussians: CLARABEL failed: Solver 'CLARABEL' failed")
+        return real(prob, gammas, omegas, solver, t0, cuts=cuts, **kwargs)
+
+    monkeypatch.setattr(sip, "_solve_qcqp_cvxpy", clarabel_fails)
+    monkeypatch.setattr(sip, "_solve_qcqp_bundle", lambda *a, **k: None)  # auto: the bundle does not certify
+    sol = sip.solve_qcqp(prob, gammas, omegas, solver=solver)
+    assert sol.solver == "SCS"
+    assert sol.t == pytest.approx(ref.t, rel=1e-4)
+    vc, vg, v0 = sip.constraint_values(prob, sol.mixture, sol.alpha)
+    assert max(vc.max(), vg.max(), v0) <= sol.t * (1 + 1e-4)  # feasible for (21) to SCS's tolerance
+
+    def both_fail(prob, gammas, omegas, solver, t0, cuts=None, **kwargs):
+        if cuts is None:
+            raise sip.SIPError(f"QCQP (21) with 3 cosines, 2 Gaussians: {solver} failed: numerical trouble")
+        return real(prob, gammas, omegas, solver, t0, cuts=cuts, **kwargs)
+
+    monkeypatch.setattr(sip, "_solve_qcqp_cvxpy", both_fail)
+    with pytest.raises(sip.SIPError, match="CLARABEL failed.*; then SCS failed: numerical trouble"):
+        sip.solve_qcqp(prob, gammas, omegas, solver=solver)

@@ -84,7 +84,8 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
     gtol : float > 0, default=1e-06
         L-BFGS gradient tolerance.
     qcqp_solver : {'CLARABEL', 'MOSEK', 'SCS', 'auto', 'bundle', 'cuts'}, default='CLARABEL'
-        a cvxpy solver: CLARABEL, SCS, or MOSEK if licensed; bundle, the level-bundle method on the QCQP's dual;
+        a cvxpy solver: CLARABEL (SCS at tight tolerances when Clarabel fails numerically; counted in
+        the diagnostics' qcqp_scs_fallbacks), SCS, or MOSEK if licensed; bundle, the level-bundle method on the QCQP's dual;
         cuts, the Gaussian constraints by tangent cuts; or auto, these two on problems with Gaussians, else
         Clarabel: see tkbench.methods.sikl.sip.solve_qcqp.
     svm_solver : {'auto', 'clarabel', 'libsvm'}, default='auto'
@@ -218,6 +219,8 @@ class SIKLClassifier(SignedTargetsMixin, ClassifierMixin, BaseEstimator):
             "qcqp_seconds": float(sum(r["qcqp_seconds"] for r in trace)),
             "qcqp_bundle_solves": int(sum(r.get("qcqp_solver") == "bundle" for r in trace)),
             "qcqp_inaccurate": int(sum(r.get("qcqp_status") == "optimal_inaccurate" for r in trace)),
+            "qcqp_scs_fallbacks": int(sum(r.get("qcqp_solver") == "SCS" for r in trace))
+            if self.qcqp_solver != "SCS" else 0,
             "local_seconds": float(sum(r["local_seconds"] for r in trace))}).as_diagnostics()
 
     def __sklearn_tags__(self):

@@ -203,7 +203,7 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
                     sol = None
                 if sol is not None:
                     return sol
-            return _solve_qcqp_cvxpy(prob, gammas, omegas, "CLARABEL", t0)
+            return _solve_qcqp_clarabel_or_scs(prob, gammas, omegas, t0)
     if solver in ("bundle", "cuts"):
         sol = (_solve_qcqp_bundle if solver == "bundle" else _solve_qcqp_cuts)(prob, gammas, omegas, t0, warm)
         if sol is None:
@@ -211,13 +211,38 @@ def solve_qcqp(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: st
             raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: the {solver} method did "
                            f"not certify a relative gap of {tol:g} in {cap} steps")
         return sol
+    if solver == "CLARABEL":
+        return _solve_qcqp_clarabel_or_scs(prob, gammas, omegas, t0)
     return _solve_qcqp_cvxpy(prob, gammas, omegas, solver, t0)
+
+
+SCS_FALLBACK_EPS = 1e-7  # SCS's eps_abs and eps_rel when it stands in for a failed Clarabel solve
+SCS_FALLBACK_MAX_ITERS = 200_000
+
+
+def _solve_qcqp_clarabel_or_scs(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, t0: float) -> QCQPSolution:
+    """(21) by Clarabel; when Clarabel fails numerically (cvxpy's SolverError, or a status other than optimal /
+    optimal_inaccurate), by SCS at ``SCS_FALLBACK_EPS`` (paper 004 is silent on the solver: tkbench's choice).
+    The solution says which solver produced it (``QCQPSolution.solver``: the fit's trace and diagnostics count
+    the fallbacks), and the error names both solvers when neither solved it. Why: one kernel_benchmark run
+    (German, SIKL CGM, split 1, 4 cosines and 2 Gaussians) failed on Clarabel alone (2026-11-30); a first-order
+    method does not factor the KKT system that an interior point can find singular. The problem is the same;
+    SCS's optimum agrees with Clarabel's to about its tolerance where both solve (tested)."""
+    try:
+        return _solve_qcqp_cvxpy(prob, gammas, omegas, "CLARABEL", t0)
+    except SIPError as first:
+        try:
+            return _solve_qcqp_cvxpy(prob, gammas, omegas, "SCS", t0, solver_options={
+                "eps_abs": SCS_FALLBACK_EPS, "eps_rel": SCS_FALLBACK_EPS, "max_iters": SCS_FALLBACK_MAX_ITERS})
+        except SIPError as second:
+            raise SIPError(f"{first}; then {str(second).split(': ', 1)[-1]}") from second
 
 
 def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str, t0: float,
                       cuts: list[list[tuple[np.ndarray, float]]] | None = None,
-                      rows: tuple[np.ndarray, np.ndarray] | None = None) -> QCQPSolution:
-    """(21) by a cvxpy solver; with ``cuts`` (per Gaussian, a list of (g, c): t >= g^T alpha - c) the Gaussian
+                      rows: tuple[np.ndarray, np.ndarray] | None = None,
+                      solver_options: dict | None = None) -> QCQPSolution:
+    """(21) by a cvxpy solver (``solver_options``: passed to it; Clarabel's QDLDL by default); with ``cuts`` (per Gaussian, a list of (g, c): t >= g^T alpha - c) the Gaussian
     constraints are replaced by those cuts (a relaxation), and t is the relaxation's value. ``rows``: the cosine
     rows (Vc, Vs) when the caller already has them (the cutting-plane loop solves many relaxations)."""
     import cvxpy as cp
@@ -248,7 +273,8 @@ def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, sol
     problem = cp.Problem(cp.Minimize(t), cons)
     # Clarabel's QDLDL factorisation: on German CM's QCQPs (l = 560, 44-278 cosines, whose dense rows fill the KKT
     # factor) 1.5 times faster than its default (faer) with the same optimum to 1e-6 (2026-11-28, six instances)
-    options = {"direct_solve_method": "qdldl"} if solver == "CLARABEL" else {}
+    options = solver_options if solver_options is not None else (
+        {"direct_solve_method": "qdldl"} if solver == "CLARABEL" else {})
     try:
         problem.solve(solver=solver, **options)
     except cp.error.SolverError as exc:

@@ -41,6 +41,9 @@ def test_estimates_come_from_finished_rows_of_the_same_runs_then_the_same_family
     assert est[("liver", "rf")].n_rows == 1 and est[("liver", "rf")].seconds < 1e9
     assert est[("liver", "svm_wide")].basis == "same family and size"  # another grid, the same family and data
     assert est[("liver", "nn")] is None  # no row of that family
+    # another solver of the same family is not a basis (its cost can be orders of magnitude apart)
+    other = [dict(r, spec=dict(r["spec"], solver="other")) for r in found]
+    assert estimate(pending, other)[("liver", "svm_wide")] is None
 
 
 def test_dry_run_prints_the_estimate_and_what_it_leaves_out(write_config, tmp_path):

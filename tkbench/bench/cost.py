@@ -6,9 +6,9 @@ results folder beside it or under ``results/`` (the committed sweeps):
 
 - "same runs": rows whose run identity (:meth:`tkbench.bench.spec.RunSpec.identity`) equals the planned run's but
   for the split, its seed and the shared-CV setting: the same data, size, method, parameters, grid and protocol;
-- "same family and size": failing those, rows of the same family on the same data with the same training size
-  (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or protocol: a
-  rougher guess, said so;
+- "same family and size": failing those, rows of the same family and solver on the same data with the same
+  training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
+  protocol: a rougher guess, said so;
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
@@ -101,8 +101,10 @@ def _cell_identity(spec: RunSpec) -> str:
 
 
 def _rough(spec: RunSpec) -> str:
-    return json.dumps([spec.family, spec.dataset, spec.options, spec.subsample, spec.test_fraction, spec.size,
-                       spec.features], sort_keys=True, default=str)
+    # the solver is part of it: one family's solvers can cost orders of magnitude apart (MKLpy's AverageMKL priced
+    # satimage's EasyMKL at 7 s a run, which took 782 s, 2026-12-01)
+    return json.dumps([spec.family, spec.solver, spec.dataset, spec.options, spec.subsample, spec.test_fraction,
+                       spec.size, spec.features], sort_keys=True, default=str)
 
 
 def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:

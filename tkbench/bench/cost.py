@@ -8,7 +8,12 @@ results folder beside it or under ``results/`` (the committed sweeps):
   for the split, its seed and the shared-CV setting: the same data, size, method, parameters, grid and protocol;
 - "same family and size": failing those, rows of the same family and solver on the same data with the same
   training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
-  protocol: a rougher guess, said so;
+  protocol: a rougher guess, said so. Their grid may differ from the planned run's, so their time is taken apart:
+  the run without its CV, and the CV priced afresh as the planned run's CV fits (grid points, the path parameter's
+  values sharing a fit, times folds) at the rows' final-fit seconds each (``fit_seconds``; a fold trains on
+  (k - 1) / k of the rows, so this is on the high side for methods that grow faster than linearly). Before
+  2026-12-01 a rough match carried the rows' own CV: HGK's 5-fold CV over 7 architectures (36 fits) was priced
+  as one fit of the rows without a grid (3.6 min against about an hour);
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
@@ -133,7 +138,7 @@ def _own_fit(row: dict[str, Any], total: float) -> float:
 def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
     exact: dict[str, list[tuple[float, float]]] = {}
-    rough: dict[str, list[tuple[float, float]]] = {}
+    rough: dict[str, list[tuple[float, float]]] = {}  # (seconds without any CV, one fit's seconds)
     # both matches need the planned run's dataset and family: rows of others are skipped before their identity is
     # computed (a dry run reads every committed row under results/: 20 000 identities took 7 of its 10 s)
     wanted = {(s.dataset, s.family) for s in pending}
@@ -149,7 +154,11 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             # a run that read the cached choice took less time than the CV itself
             pair = (total - shared if total >= shared else _own_fit(r, total), shared)
             exact.setdefault(_cell_identity(spec), []).append(pair)
-            rough.setdefault(_rough(spec), []).append(pair)
+            own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0)
+            bare = max(pair[0] - own_cv, 0.0)
+            fit = r.get("fit_seconds")
+            unit = float(fit) if isinstance(fit, int | float) and fit >= 0 else bare
+            rough.setdefault(_rough(spec), []).append((bare, unit))
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
             continue
 
@@ -168,8 +177,30 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             out[cell] = made(same, "same runs", s)
             continue
         near = rough.get(_rough(s))
-        out[cell] = made(near, "same family and size", s) if near else None
+        if not near:
+            out[cell] = None
+            continue
+        bare = statistics.median(b for b, _ in near)
+        cv = statistics.median(u for _, u in near) * cv_fits(s)
+        out[cell] = (Estimate(bare, len(near), "same family and size", cv) if s.tuning else
+                     Estimate(bare + cv, len(near), "same family and size"))
     return out
+
+
+def cv_fits(spec: RunSpec) -> int:
+    """The fits of one CV of ``spec``: its grid's candidates (a path parameter's values share a fit) times its
+    folds; 0 without a grid."""
+    if not spec.grid:
+        return 0
+    from tkbench.bench.tuning import grid_candidates
+    from tkbench.methods import get_family
+
+    try:
+        path_param = get_family(spec.family).path_param
+    except (KeyError, ValueError, ImportError):
+        path_param = None
+    combos, _ = grid_candidates(spec.grid, path_param)
+    return len(combos) * max(int(spec.cv_folds), 1)
 
 
 ORDERS = ("plan", "cheap-first")

@@ -6,14 +6,16 @@ results folder beside it or under ``results/`` (the committed sweeps):
 
 - "same runs": rows whose run identity (:meth:`tkbench.bench.spec.RunSpec.identity`) equals the planned run's but
   for the split, its seed and the shared-CV setting: the same data, size, method, parameters, grid and protocol;
+- "same method, other grid": failing those, rows of the same family, solver, parameters and scalers on the same
+  data with the same training size, whose grid or protocol differs (a wider grid, other folds): their time is
+  taken apart, the run without its CV, plus the planned run's CV priced afresh as its fits (grid points, the path
+  parameter's values sharing a fit, times folds) at the rows' final-fit seconds each (``fit_seconds``; a fold
+  trains on (k - 1) / k of the rows, so this is on the high side for methods that grow faster than linearly);
 - "same family and size": failing those, rows of the same family and solver on the same data with the same
   training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
-  protocol: a rougher guess, said so. Their grid may differ from the planned run's, so their time is taken apart:
-  the run without its CV, and the CV priced afresh as the planned run's CV fits (grid points, the path parameter's
-  values sharing a fit, times folds) at the rows' final-fit seconds each (``fit_seconds``; a fold trains on
-  (k - 1) / k of the rows, so this is on the high side for methods that grow faster than linearly). Before
-  2026-12-01 a rough match carried the rows' own CV: HGK's 5-fold CV over 7 architectures (36 fits) was priced
-  as one fit of the rows without a grid (3.6 min against about an hour);
+  protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters can cost another
+  order of magnitude (HGK's paper objective and its refit objective share family and solver: 5000 s against
+  360 s a cell on cycle), so their fits are not used as a unit for a grid;
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
@@ -51,7 +53,7 @@ NOT_THE_CELL = ("split", "seed", "tuning", "schema")
 class Estimate:
     seconds: float  # per run, its final fit (and its own CV when the CV is not shared)
     n_rows: int
-    basis: str  # "same runs" | "same family and size"
+    basis: str  # "same runs" | "same method, other grid" | "same family and size"
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
 
     def total(self, runs: int, cv_left: float) -> float:
@@ -105,11 +107,12 @@ def _cell_identity(spec: RunSpec) -> str:
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _rough(spec: RunSpec) -> str:
+def _rough(spec: RunSpec, params: bool = False) -> str:
     # the solver is part of it: one family's solvers can cost orders of magnitude apart (MKLpy's AverageMKL priced
-    # satimage's EasyMKL at 7 s a run, which took 782 s, 2026-12-01)
+    # satimage's EasyMKL at 7 s a run, which took 782 s, 2026-12-01); ``params``: the method's parameters too
     return json.dumps([spec.family, spec.solver, spec.dataset, spec.options, spec.subsample, spec.test_fraction,
-                       spec.size, spec.features], sort_keys=True, default=str)
+                       spec.size, spec.features, *([spec.params, spec.scaler, spec.target_scaler] if params else [])],
+                      sort_keys=True, default=str)
 
 
 def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
@@ -138,7 +141,8 @@ def _own_fit(row: dict[str, Any], total: float) -> float:
 def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
     exact: dict[str, list[tuple[float, float]]] = {}
-    rough: dict[str, list[tuple[float, float]]] = {}  # (seconds without any CV, one fit's seconds)
+    regrid: dict[str, list[tuple[float, float]]] = {}  # (seconds without any CV, one fit's seconds)
+    rough: dict[str, list[tuple[float, float]]] = {}
     # both matches need the planned run's dataset and family: rows of others are skipped before their identity is
     # computed (a dry run reads every committed row under results/: 20 000 identities took 7 of its 10 s)
     wanted = {(s.dataset, s.family) for s in pending}
@@ -158,7 +162,8 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             bare = max(pair[0] - own_cv, 0.0)
             fit = r.get("fit_seconds")
             unit = float(fit) if isinstance(fit, int | float) and fit >= 0 else bare
-            rough.setdefault(_rough(spec), []).append((bare, unit))
+            regrid.setdefault(_rough(spec, params=True), []).append((bare, unit))
+            rough.setdefault(_rough(spec), []).append(pair)
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
             continue
 
@@ -176,14 +181,15 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
         if same:
             out[cell] = made(same, "same runs", s)
             continue
-        near = rough.get(_rough(s))
-        if not near:
-            out[cell] = None
+        other_grid = regrid.get(_rough(s, params=True))
+        if other_grid:  # the same method but for its grid: the planned CV's fits at the rows' fit seconds
+            bare = statistics.median(b for b, _ in other_grid)
+            cv = statistics.median(u for _, u in other_grid) * cv_fits(s)
+            out[cell] = (Estimate(bare, len(other_grid), "same method, other grid", cv) if s.tuning else
+                         Estimate(bare + cv, len(other_grid), "same method, other grid"))
             continue
-        bare = statistics.median(b for b, _ in near)
-        cv = statistics.median(u for _, u in near) * cv_fits(s)
-        out[cell] = (Estimate(bare, len(near), "same family and size", cv) if s.tuning else
-                     Estimate(bare + cv, len(near), "same family and size"))
+        near = rough.get(_rough(s))
+        out[cell] = made(near, "same family and size", s) if near else None
     return out
 
 

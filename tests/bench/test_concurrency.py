@@ -64,8 +64,9 @@ def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_pa
     _poll(lambda: len(_session(proc.pid)) >= 7, 120, "main, 2 workers, their forkservers and runs alive")
     os.kill(proc.pid, signal.SIGKILL)  # the main process only, not its group
     proc.wait()
-    # polled up to 60 s: the workers notice within seconds on an idle machine; under a load of ~10 on two cores
-    # (a test run beside five sweeps, 2026-12-01) 20 s was once too short. An orphan would outlive any deadline.
+    # polled up to 60 s (20 s until 2026-12-01, when this test failed once in a run beside five sweeps, a load of
+    # ~10 on two cores; its message was not kept, so which wait was short is not known): the workers notice within
+    # seconds on an idle machine, and an orphan would outlive any deadline, so a longer bound weakens nothing
     deadline = time.time() + 60
     while time.time() < deadline and _session(proc.pid):
         time.sleep(0.2)

@@ -262,6 +262,10 @@ def test_only_that_matches_nothing_exits_2_listing_the_cells(tmp_path):
     flat = " ".join(text.split())
     assert code == 2 and "--only 'liver/svm' matches no run" in flat and "liver/rf" in flat, text
     assert _invoke("run", str(path), "--dry-run", "--only", "liver/r*")[0] == 0
+    # several patterns in one value, comma-separated: each must match
+    assert _invoke("run", str(path), "--dry-run", "--only", "liver/r*, liver/rf")[0] == 0
+    code, text = _invoke("run", str(path), "--dry-run", "--only", "liver/r*,nosuch/*")
+    assert code == 2 and "--only 'nosuch/*' matches no run" in " ".join(text.split()), text
 
 
 @pytest.mark.parametrize("make_out, expected", [

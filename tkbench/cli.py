@@ -63,6 +63,13 @@ def _fail(exc: TkbenchError) -> None:
     raise typer.Exit(exc.exit_code)
 
 
+def _patterns(only: list[str] | None) -> list[str] | None:
+    """``--only`` values: each may hold several patterns separated by commas (a config's labels and method names
+    have none, :data:`tkbench.config.schema.NAME_RE`)."""
+    found = [p.strip() for value in only or [] for p in value.split(",") if p.strip()]
+    return found or None
+
+
 @app.command()
 def run(
     config: Path = typer.Argument(..., metavar="CONFIG", help="experiment YAML"),
@@ -71,7 +78,8 @@ def run(
     address: str = typer.Option(None, "--address", metavar="ADDRESS", help="dask scheduler address"),
     splits: int = typer.Option(None, "--splits", min=1, metavar="K", help="run only the first K splits"),
     only: list[str] = typer.Option(None, "--only", metavar="PATTERN",
-                                   help="DATASET/METHOD glob (repeatable), e.g. liver/svm*"),
+                                   help="DATASET/METHOD glob (repeatable, or several comma-separated), e.g. "
+                                        "liver/svm* or 'liver/*,pima/*'"),
     force: bool = typer.Option(False, "--force", help="recompute runs that are already done"),
     dry_run: bool = typer.Option(False, "--dry-run", help="show the plan and what is left to run"),
     out_dir: Path = typer.Option(None, "--out", metavar="DIR", help="results folder (default results/<config name>)"),
@@ -104,7 +112,7 @@ def run(
     try:
         exp = load_config(config)
         outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,
-                                 only=only or None, splits=splits, force=force, dry_run=dry_run,
+                                 only=_patterns(only), splits=splits, force=force, dry_run=dry_run,
                                  console=err, progress=progress, reuse=reuse or None, skip_failed=skip_failed,
                                  order=order)
     except TkbenchError as exc:

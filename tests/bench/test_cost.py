@@ -39,8 +39,11 @@ def test_estimates_come_from_finished_rows_of_the_same_runs_then_the_same_family
     assert est[("liver", "svm")].basis == "same runs" and est[("liver", "svm")].n_rows == 2
     assert est[("liver", "svm")].seconds == sum(svm_seconds) / 2  # the median of two
     assert est[("liver", "rf")].n_rows == 1 and est[("liver", "rf")].seconds < 1e9
-    assert est[("liver", "svm_wide")].basis == "same family and size"  # another grid, the same family and data
+    assert est[("liver", "svm_wide")].basis == "same method, other grid"  # another grid, the same method and data
     assert est[("liver", "nn")] is None  # no row of that family
+    # another solver of the same family is not a basis (its cost can be orders of magnitude apart)
+    other = [dict(r, spec=dict(r["spec"], solver="other")) for r in found]
+    assert estimate(pending, other)[("liver", "svm_wide")] is None
 
 
 def test_dry_run_prints_the_estimate_and_what_it_leaves_out(write_config, tmp_path):
@@ -223,3 +226,33 @@ def test_cheap_first_runs_the_cells_with_the_least_time_left_first(write_config,
     assert len(ResultStore(out).rows()) == 12
     with pytest.raises(Exception, match="--order 'fastest': expected one of plan, cheap-first"):
         run_experiment(exp, out_dir=out, dry_run=True, progress=False, order="fastest")
+
+
+def test_rows_of_the_same_method_with_another_grid_price_the_planned_cv(write_config, tmp_path):
+    """Rows of the same method and size but another grid: the run without its CV, plus the planned CV's fits at
+    the rows' final-fit seconds (a CV over many candidates is not priced as the rows' small one); rows with other
+    parameters are taken as they ran."""
+    from tkbench.bench.cost import cv_fits
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 1
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0, 10.0], "gamma": [0.1]}},
+                      {"name": "svm_big", "family": "svm_rbf", "grid": {"C": [1.0, 10.0, 100.0, 1000.0],
+                                                                         "gamma": [0.1, 1.0]}},
+                      {"name": "svm_fixed", "family": "svm_rbf", "grid": {}, "params": {"C": 3.0}}]
+    plan = make_plan(load_config(write_config(cfg)))
+    by = {s.method: s for s in plan}
+    assert cv_fits(by["svm_big"]) == 8 * 2 and cv_fits(by["svm"]) == 2 * 2 and cv_fits(by["svm_fixed"]) == 0
+    row = {"status": "ok", "key": "k", "spec": by["svm"].to_dict(), "total_seconds": 10.0, "cv_seconds": 6.0,
+           "fit_seconds": 0.5, "cv": {"candidates": 2}}
+    est = estimate([by["svm_big"], by["svm_fixed"]], [row])
+    assert est[("liver", "svm_big")].basis == "same method, other grid"
+    assert est[("liver", "svm_big")].seconds == pytest.approx(4.0 + 0.5 * 16)  # 4 s without its CV, 16 fits
+    # other parameters: the rows as they ran (their own CV included), the roughest basis
+    assert est[("liver", "svm_fixed")].basis == "same family and size"
+    assert est[("liver", "svm_fixed")].seconds == pytest.approx(10.0)
+    shared = dict(by["svm_big"].to_dict(), tuning={"first": 1, "seeds": [7]})
+    from tkbench.bench.spec import RunSpec
+
+    once = estimate([RunSpec.from_dict(shared)], [row])[("liver", "svm_big")]
+    assert once.seconds == pytest.approx(4.0) and once.shared_cv == pytest.approx(8.0)  # the CV once per cell

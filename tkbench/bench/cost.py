@@ -6,9 +6,16 @@ results folder beside it or under ``results/`` (the committed sweeps):
 
 - "same runs": rows whose run identity (:meth:`tkbench.bench.spec.RunSpec.identity`) equals the planned run's but
   for the split, its seed and the shared-CV setting: the same data, size, method, parameters, grid and protocol;
-- "same family and size": failing those, rows of the same family on the same data with the same training size
-  (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or protocol: a
-  rougher guess, said so;
+- "same method, other grid": failing those, rows of the same family, solver, parameters and scalers on the same
+  data with the same training size, whose grid or protocol differs (a wider grid, other folds): their time is
+  taken apart, the run without its CV, plus the planned run's CV priced afresh as its fits (grid points, the path
+  parameter's values sharing a fit, times folds) at the rows' final-fit seconds each (``fit_seconds``; a fold
+  trains on (k - 1) / k of the rows, so this is on the high side for methods that grow faster than linearly);
+- "same family and size": failing those, rows of the same family and solver on the same data with the same
+  training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
+  protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters can cost another
+  order of magnitude (HGK's paper objective and its refit objective share family and solver: 5000 s against
+  360 s a cell on cycle), so their fits are not used as a unit for a grid;
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
@@ -46,7 +53,7 @@ NOT_THE_CELL = ("split", "seed", "tuning", "schema")
 class Estimate:
     seconds: float  # per run, its final fit (and its own CV when the CV is not shared)
     n_rows: int
-    basis: str  # "same runs" | "same family and size"
+    basis: str  # "same runs" | "same method, other grid" | "same family and size"
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
 
     def total(self, runs: int, cv_left: float) -> float:
@@ -100,9 +107,12 @@ def _cell_identity(spec: RunSpec) -> str:
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _rough(spec: RunSpec) -> str:
-    return json.dumps([spec.family, spec.dataset, spec.options, spec.subsample, spec.test_fraction, spec.size,
-                       spec.features], sort_keys=True, default=str)
+def _rough(spec: RunSpec, params: bool = False) -> str:
+    # the solver is part of it: one family's solvers can cost orders of magnitude apart (MKLpy's AverageMKL priced
+    # satimage's EasyMKL at 7 s a run, which took 782 s, 2026-12-01); ``params``: the method's parameters too
+    return json.dumps([spec.family, spec.solver, spec.dataset, spec.options, spec.subsample, spec.test_fraction,
+                       spec.size, spec.features, *([spec.params, spec.scaler, spec.target_scaler] if params else [])],
+                      sort_keys=True, default=str)
 
 
 def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
@@ -131,6 +141,7 @@ def _own_fit(row: dict[str, Any], total: float) -> float:
 def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
     exact: dict[str, list[tuple[float, float]]] = {}
+    regrid: dict[str, list[tuple[float, float]]] = {}  # (seconds without any CV, one fit's seconds)
     rough: dict[str, list[tuple[float, float]]] = {}
     # both matches need the planned run's dataset and family: rows of others are skipped before their identity is
     # computed (a dry run reads every committed row under results/: 20 000 identities took 7 of its 10 s)
@@ -147,6 +158,11 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             # a run that read the cached choice took less time than the CV itself
             pair = (total - shared if total >= shared else _own_fit(r, total), shared)
             exact.setdefault(_cell_identity(spec), []).append(pair)
+            own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0)
+            bare = max(pair[0] - own_cv, 0.0)
+            fit = r.get("fit_seconds")
+            unit = float(fit) if isinstance(fit, int | float) and fit >= 0 else bare
+            regrid.setdefault(_rough(spec, params=True), []).append((bare, unit))
             rough.setdefault(_rough(spec), []).append(pair)
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
             continue
@@ -165,9 +181,32 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
         if same:
             out[cell] = made(same, "same runs", s)
             continue
+        other_grid = regrid.get(_rough(s, params=True))
+        if other_grid:  # the same method but for its grid: the planned CV's fits at the rows' fit seconds
+            bare = statistics.median(b for b, _ in other_grid)
+            cv = statistics.median(u for _, u in other_grid) * cv_fits(s)
+            out[cell] = (Estimate(bare, len(other_grid), "same method, other grid", cv) if s.tuning else
+                         Estimate(bare + cv, len(other_grid), "same method, other grid"))
+            continue
         near = rough.get(_rough(s))
         out[cell] = made(near, "same family and size", s) if near else None
     return out
+
+
+def cv_fits(spec: RunSpec) -> int:
+    """The fits of one CV of ``spec``: its grid's candidates (a path parameter's values share a fit) times its
+    folds; 0 without a grid."""
+    if not spec.grid:
+        return 0
+    from tkbench.bench.tuning import grid_candidates
+    from tkbench.methods import get_family
+
+    try:
+        path_param = get_family(spec.family).path_param
+    except (KeyError, ValueError, ImportError):
+        path_param = None
+    combos, _ = grid_candidates(spec.grid, path_param)
+    return len(combos) * max(int(spec.cv_folds), 1)
 
 
 ORDERS = ("plan", "cheap-first")

@@ -13,9 +13,9 @@ results folder beside it or under ``results/`` (the committed sweeps):
   trains on (k - 1) / k of the rows, so this is on the high side for methods that grow faster than linearly);
 - "same family and size": failing those, rows of the same family and solver on the same data with the same
   training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
-  protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters can cost another
-  order of magnitude (HGK's paper objective and its refit objective share family and solver: 5000 s against
-  360 s a cell on cycle), so their fits are not used as a unit for a grid;
+  protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters of one family
+  and solver can cost an order of magnitude more or less (docs/protocol.md gives the measured case), so their
+  fits are not used as a unit for a grid;
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
@@ -24,10 +24,10 @@ finished run in the results folder yet (whose tuning is therefore not cached the
 run's CV was counted for every run left, so a pilot of one split per cell priced a 30-split cell at 30 CVs. Every
 row of such a cell names the CV's seconds, but only the run that computed it paid them: a row shorter than its CV
 read the cached choice, and its whole time is its own (before 2026-11-29 the CV was subtracted from it too, and
-paper 004's cells priced at -432 s a run). A row shorter than its CV may also have computed part of it (a CV resumed
+one config's cells priced at -432 s a run). A row shorter than its CV may also have computed part of it (a CV resumed
 from an earlier session's fold checkpoint, or finished beside another worker): such a row counts its timed final
 fit and prediction (``fit_seconds`` + ``predict_seconds``), which every later run pays, and not its wall-clock
-total (before 2026-11-29 a resumed pilot CV priced sonar's SIKL_CGM at 473 s a run for a 2.8 s fit). Rows without
+total (before 2026-11-29 a resumed pilot CV priced a cell at 473 s a run for a 2.8 s fit). Rows without
 those fields are counted whole.
 
 Times are the rows' wall-clock seconds with the threads they ran with (their rows say which); the total is the time
@@ -108,8 +108,8 @@ def _cell_identity(spec: RunSpec) -> str:
 
 
 def _rough(spec: RunSpec, params: bool = False) -> str:
-    # the solver is part of it: one family's solvers can cost orders of magnitude apart (MKLpy's AverageMKL priced
-    # satimage's EasyMKL at 7 s a run, which took 782 s, 2026-12-01); ``params``: the method's parameters too
+    # the solver is part of it: one family's solvers can cost orders of magnitude apart (docs/protocol.md);
+    # ``params``: the method's parameters and scalers too
     return json.dumps([spec.family, spec.solver, spec.dataset, spec.options, spec.subsample, spec.test_fraction,
                        spec.size, spec.features, *([spec.params, spec.scaler, spec.target_scaler] if params else [])],
                       sort_keys=True, default=str)

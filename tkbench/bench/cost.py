@@ -69,12 +69,11 @@ def shared_cv_left(spec: RunSpec, out: Path) -> float:
     finished candidates, over ``cv_folds``; a damaged or mismatched checkpoint is nothing done); the mean over the k
     splits. 1.0 for a cell without a shared CV."""
     from tkbench.bench.store import TUNING
-    from tkbench.bench.tuning import grid_candidates, read_checkpoint, tuning_key
-    from tkbench.methods import get_family
+    from tkbench.bench.tuning import read_checkpoint, tuning_key
 
     if not spec.tuning:
         return 1.0
-    combos, path_values = grid_candidates(spec.grid, get_family(spec.family).path_param)
+    combos, path_values = _grid_candidates(spec)
     n_cells, folds = len(combos) * len(path_values), max(int(spec.cv_folds), 1)
     k, seeds = int(spec.tuning["first"]), list(spec.tuning["seeds"])
     left = []
@@ -198,6 +197,14 @@ def cv_fits(spec: RunSpec) -> int:
     folds; 0 without a grid."""
     if not spec.grid:
         return 0
+    combos, _ = _grid_candidates(spec)
+    return len(combos) * max(int(spec.cv_folds), 1)
+
+
+def _grid_candidates(spec: RunSpec) -> tuple[list, list]:
+    """``spec``'s grid as its CV walks it (:func:`tkbench.bench.tuning.grid_candidates`): the candidates without
+    the family's path parameter, and that parameter's values (one fit serves them all). A family that cannot be
+    loaded has no path parameter here (the estimate is then an upper bound)."""
     from tkbench.bench.tuning import grid_candidates
     from tkbench.methods import get_family
 
@@ -205,8 +212,7 @@ def cv_fits(spec: RunSpec) -> int:
         path_param = get_family(spec.family).path_param
     except (KeyError, ValueError, ImportError):
         path_param = None
-    combos, _ = grid_candidates(spec.grid, path_param)
-    return len(combos) * max(int(spec.cv_folds), 1)
+    return grid_candidates(spec.grid, path_param)
 
 
 ORDERS = ("plan", "cheap-first")

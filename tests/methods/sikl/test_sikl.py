@@ -596,7 +596,8 @@ def test_a_qcqp_clarabel_fails_on_is_solved_by_scs_to_the_same_optimum(monkeypat
 
     def clarabel_fails(prob, gammas, omegas, solver, t0, cuts=None, **kwargs):
         if solver == "CLARABEL" and cuts is None:
-            raise sip.SIPError("QCQP (21) with 3 cosines, 2 Gaussians: CLARABEL failed: Solver 'CLARABEL' failed")
+            raise sip.SIPError("QCQP (21) with 3 cosines, 2 Gaussians: CLARABEL failed: Solver 'CLARABEL' failed",
+                               reason="CLARABEL failed: Solver 'CLARABEL' failed")
         return real(prob, gammas, omegas, solver, t0, cuts=cuts, **kwargs)
 
     monkeypatch.setattr(sip, "_solve_qcqp_cvxpy", clarabel_fails)
@@ -609,9 +610,12 @@ def test_a_qcqp_clarabel_fails_on_is_solved_by_scs_to_the_same_optimum(monkeypat
 
     def both_fail(prob, gammas, omegas, solver, t0, cuts=None, **kwargs):
         if cuts is None:
-            raise sip.SIPError(f"QCQP (21) with 3 cosines, 2 Gaussians: {solver} failed: numerical trouble")
+            raise sip.SIPError(f"QCQP (21) with 3 cosines, 2 Gaussians: {solver} failed: numerical trouble",
+                               reason=f"{solver} failed: numerical trouble")
         return real(prob, gammas, omegas, solver, t0, cuts=cuts, **kwargs)
 
     monkeypatch.setattr(sip, "_solve_qcqp_cvxpy", both_fail)
-    with pytest.raises(sip.SIPError, match="CLARABEL failed.*; then SCS failed: numerical trouble"):
+    with pytest.raises(sip.SIPError, match="CLARABEL failed.*; then SCS failed: numerical trouble") as failed:
         sip.solve_qcqp(prob, gammas, omegas, solver=solver)
+    assert str(failed.value).count("QCQP (21)") == 1  # the problem named once, then each solver's reason
+    assert failed.value.reason == "CLARABEL failed: numerical trouble; then SCS failed: numerical trouble"

@@ -82,7 +82,12 @@ SEARCHES = ("scipy", "compiled")
 
 
 class SIPError(RuntimeError):
-    """A sub-problem solver did not reach an optimal solution."""
+    """A sub-problem solver did not reach an optimal solution; ``reason``: what the solver said, without the
+    problem's description (an error that names several solvers' failures joins their reasons)."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 @dataclass
@@ -235,7 +240,8 @@ def _solve_qcqp_clarabel_or_scs(prob: Problem, gammas: np.ndarray, omegas: np.nd
             return _solve_qcqp_cvxpy(prob, gammas, omegas, "SCS", t0, solver_options={
                 "eps_abs": SCS_FALLBACK_EPS, "eps_rel": SCS_FALLBACK_EPS, "max_iters": SCS_FALLBACK_MAX_ITERS})
         except SIPError as second:
-            raise SIPError(f"{first}; then {str(second).split(': ', 1)[-1]}") from second
+            raise SIPError(f"{first}; then {second.reason}", reason=f"{first.reason}; then {second.reason}") \
+                from second
 
 
 def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, solver: str, t0: float,
@@ -278,11 +284,11 @@ def _solve_qcqp_cvxpy(prob: Problem, gammas: np.ndarray, omegas: np.ndarray, sol
     try:
         problem.solve(solver=solver, **options)
     except cp.error.SolverError as exc:
-        raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {solver} failed: {exc}") \
-            from exc
+        reason = f"{solver} failed: {exc}"
+        raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {reason}", reason) from exc
     if problem.status not in ("optimal", "optimal_inaccurate"):
-        raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {solver} status "
-                       f"{problem.status}")
+        reason = f"{solver} status {problem.status}"
+        raise SIPError(f"QCQP (21) with {len(gammas)} cosines, {len(omegas)} Gaussians: {reason}", reason)
     mu = np.maximum(np.atleast_1d(cos_con.dual_value), 0.0) if cos_con is not None else np.zeros(0)
     nu = np.array([0.0 if c is None else max(float(np.sum(c.dual_value)), 0.0) for c in gauss_cons])
     tau = max(float(np.ravel(delta.dual_value)[0]), 0.0)

@@ -46,8 +46,42 @@ def test_blocked_combination_and_quadratic_forms(monkeypatch, cache_mb):
     if L._stack is not None:  # the compiled combination adds the same terms in the same order as NumPy would
         by_numpy = np.zeros((50, 50))
         for r in np.flatnonzero(d[L.other]):
-            by_numpy += d[L.other[r]] * L._stack[r]
+            by_numpy += d[L.other[r]] * lib.unpack_upper(L._stack[r], 50)
         assert np.array_equal(L.combined(d), by_numpy)
+
+
+def test_library_kernels_are_exactly_symmetric_so_the_cache_keeps_upper_triangles():
+    """The cache stores each training kernel's upper triangle (half the memory and reads): exact only because every
+    kernel of the standard library is symmetric bit for bit, which this checks, and the packing round-trips."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((60, 5))
+    L = Library(standard_library(5), X)
+    for k in range(len(L)):
+        K = L.kernel(k)
+        assert np.array_equal(K, K.T), L.kernels[k].name
+    for r, k in enumerate(L.other):
+        assert np.array_equal(lib.unpack_upper(L._stack[r], 60), L.kernel(k))
+    assert L._stack.shape == (len(L.other), lib.packed_size(60))
+
+
+@pytest.mark.parametrize("support", [1.0, 0.6, 0.41, 0.39, 0.1, 0.02])
+def test_cached_quadratic_forms_and_frobenius_products_on_either_side_of_the_dense_rule(support):
+    """Quadratic forms from the packed cache, by the dense product (support above PACKED_DENSE_SUPPORT) and by
+    gathering the support's entries (below), and the Frobenius products, equal the explicit ones."""
+    rng = np.random.default_rng(5)
+    m = 100
+    X = rng.uniform(0, 1, (m, 3))
+    cached, blocked = Library(standard_library(3), X), Library(standard_library(3), X, cache_mb=0.0)
+    assert cached._stack is not None and blocked._stack is None
+    w = rng.standard_normal(m)
+    w[rng.permutation(m)[:m - max(1, int(round(support * m)))]] = 0.0
+    explicit = [w @ cached.kernel(k) @ w for k in range(len(cached))]
+    np.testing.assert_allclose(cached.quadratic_forms(w), explicit, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(blocked.quadratic_forms(w), explicit, rtol=1e-11, atol=1e-12)
+    M = rng.standard_normal((m, m))  # not symmetric: <M, K> = <(M + M^T) / 2, K>
+    frob = [float(np.sum(M * cached.kernel(k))) for k in range(len(cached))]
+    np.testing.assert_allclose(cached.frobenius_products(M), frob, rtol=1e-10)
+    np.testing.assert_allclose(blocked.frobenius_products(M), frob, rtol=1e-10)
 
 
 @pytest.mark.parametrize("cache_mb", [0.0, 1024.0], ids=["blocked", "cached"])

@@ -1,26 +1,9 @@
-"""Compiled loop for the quadratic forms of a cached kernel stack (see :mod:`tkbench.methods._shared.library`)."""
+"""Compiled loops over cached kernel stacks: combinations and quadratic forms (see
+:mod:`tkbench.methods._shared.library`; SimpleMKL-TK's P matrices, :mod:`tkbench.methods.simplemkl.tk_bases`)."""
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
-
-
-@njit(parallel=True, cache=True)
-def stack_quadratic_forms(stack, active, wa):
-    """out[k] = sum_{i, j in active} wa_i wa_j stack[k, i, j]: only the support vectors' rows and columns are read."""
-    L = stack.shape[0]
-    a = active.shape[0]
-    out = np.zeros(L)
-    for k in prange(L):
-        total = 0.0
-        for r in range(a):
-            row = stack[k, active[r]]
-            acc = 0.0
-            for c in range(a):
-                acc += row[active[c]] * wa[c]
-            total += wa[r] * acc
-        out[k] = total
-    return out
 
 
 @njit(cache=True)
@@ -34,4 +17,51 @@ def stack_combination(stack, nonzero, weights, out):
         w = weights[r]
         for t in range(size):
             flat[t] += w * plane[t]
+    return out
+
+
+@njit(cache=True)
+def packed_combination(packed, nonzero, weights, out):
+    """out += sum_{r in nonzero} weights[r] K_r for symmetric planes stored packed (each row's upper triangle,
+    diagonal first: :func:`tkbench.methods._shared.library.pack_upper`): each stored entry summed over the planes
+    in ``nonzero``'s order (the sums :func:`stack_combination` forms for the upper triangle, bit for bit from
+    zero), then written to both triangles: half the planes' memory is read."""
+    m = out.shape[0]
+    size = packed.shape[1]
+    acc = np.zeros(size)
+    for r in nonzero:
+        plane = packed[r]
+        w = weights[r]
+        for t in range(size):
+            acc[t] += w * plane[t]
+    t = 0
+    for i in range(m):
+        out[i, i] += acc[t]
+        t += 1
+        for j in range(i + 1, m):
+            out[i, j] += acc[t]
+            out[j, i] += acc[t]
+            t += 1
+    return out
+
+
+@njit(parallel=True, cache=True)
+def packed_quadratic_forms_sparse(packed, active, w, m):
+    """out[k] = w^T K_k w for packed symmetric planes, reading only the support's entries (``active``: ascending
+    indices of w's nonzeros; a^2 / 2 reads per plane): for a support much smaller than m, where the dense
+    product (:func:`tkbench.methods._shared.library.Library.quadratic_forms`) would read every entry."""
+    L = packed.shape[0]
+    a = active.shape[0]
+    out = np.zeros(L)
+    for k in prange(L):
+        plane = packed[k]
+        total = 0.0
+        for r in range(a):
+            i = active[r]
+            start = i * m - (i * (i - 1)) // 2 - i  # the packed offset of (i, 0): row i holds columns i..m-1
+            acc = 0.0
+            for c in range(r + 1, a):
+                acc += plane[start + active[c]] * w[active[c]]
+            total += w[i] * (plane[start + i] * w[i] + 2.0 * acc)
+        out[k] = total
     return out

@@ -41,7 +41,11 @@ def warmup(threads: int = 1) -> None:
     import numba
 
     numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-    from tkbench.methods._shared._library_numba import stack_combination, stack_quadratic_forms
+    from tkbench.methods._shared._library_numba import (
+        packed_combination,
+        packed_quadratic_forms_sparse,
+        stack_combination,
+    )
     from tkbench.methods.tk.kernel import box, n_basis, tk_gradient, tk_kernel
 
     X = np.linspace(0.1, 0.9, 6).reshape(3, 2)
@@ -50,5 +54,6 @@ def warmup(threads: int = 1) -> None:
     tk_kernel(X, None, P, a, b, 1, "x")  # the training kernel (symmetric_kernel)
     tk_kernel(X, X[:2], P, a, b, 1, "x")  # against other points (add_max_part: predictions)
     tk_gradient(X, np.ones(3), a, b, 1, "x")
-    stack_quadratic_forms(np.ones((1, 3, 3)), np.arange(3, dtype=np.int64), np.ones(3))
+    packed_quadratic_forms_sparse(np.ones((1, 6)), np.arange(3, dtype=np.int64), np.ones(3), 3)
+    packed_combination(np.ones((1, 6)), np.arange(1, dtype=np.int64), np.ones(1), np.zeros((3, 3)))
     stack_combination(np.ones((1, 3, 3)), np.arange(1, dtype=np.int64), np.ones(1), np.zeros((3, 3)))

@@ -56,17 +56,22 @@ def _sleepers(write_config, seconds: int, splits: int = 2, heartbeat: Path | Non
 
 @pytest.mark.slow
 def test_workers_exit_when_the_main_process_alone_is_killed(write_config, tmp_path):
-    path = _sleepers(write_config, seconds=60)
+    beat = tmp_path / "beat.txt"
+    path = _sleepers(write_config, seconds=120, heartbeat=beat)  # each run beats its pid until released (never)
     proc = subprocess.Popen([sys.executable, "-m", "tkbench", "run", str(path), "-j", "2", "--out",
                              str(tmp_path / "out"), "--no-progress"], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    # main, 2 workers, their forkservers and runs: polled, not a fixed sleep (a loaded machine starts slowly)
-    _poll(lambda: len(_session(proc.pid)) >= 7, 120, "main, 2 workers, their forkservers and runs alive")
+    # both runs in flight (their pids in the heartbeat), polled, not a fixed sleep: a loaded machine starts slowly.
+    # Until 2026-12-02 this waited for 7 processes of the session, which the main process, the 2 workers and their
+    # 2 forkservers reach with the two resource trackers, before any run exists: killed then, beside four sweeps
+    # at nice 8, the workers were still waiting for their forkservers' imports, and left 55 s after the kill, once
+    # those had started and the supervisors' polling began (seen process by process; this test had failed twice so)
+    _poll(lambda: beat.exists() and len(set(beat.read_text().split())) >= 2, 180, "both runs in flight")
+    assert len(_session(proc.pid)) >= 9  # main, 2 resource trackers, 2 workers, 2 forkservers, 2 runs
     os.kill(proc.pid, signal.SIGKILL)  # the main process only, not its group
     proc.wait()
-    # polled up to 60 s (20 s until 2026-12-01, when this test failed once in a run beside five sweeps, a load of
-    # ~10 on two cores; its message was not kept, so which wait was short is not known): the workers notice within
-    # seconds on an idle machine, and an orphan would outlive any deadline, so a longer bound weakens nothing
+    # the supervisors poll every 0.5 s: the workers notice within a second or two on an idle machine, and an
+    # orphan would outlive any deadline, so a generous bound for a loaded machine weakens nothing
     deadline = time.time() + 60
     while time.time() < deadline and _session(proc.pid):
         time.sleep(0.2)

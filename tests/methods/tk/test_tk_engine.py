@@ -21,8 +21,9 @@ from tkbench.data.registry import load_dataset
 ds = load_dataset("liver")
 X, y, Xt = ds.X[:200], ds.y[:200], ds.X[200:]
 auto = TKClassifier(C=10.0, delta=0.1, basis="x").fit(X, y)
-out = {"numba_imported": "numba" in sys.modules, "auto": auto.decision_function(Xt).tolist()}
 from tkbench.methods._shared import compiled
+out = {"numba_imported": "numba" in sys.modules, "auto": auto.decision_function(Xt).tolist(),
+       "numpy_seconds": compiled._state["numpy_seconds"]}
 compiled.mark_loaded()
 fast = TKClassifier(C=10.0, delta=0.1, basis="x").fit(X, y)
 out["numba_after"] = "numba" in sys.modules
@@ -43,7 +44,10 @@ def test_a_small_fit_in_a_fresh_process_does_not_load_numba_and_equals_the_compi
     done = subprocess.run([sys.executable, "-c", FRESH_FIT], capture_output=True, text=True, timeout=300,
                           check=True)
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert out["numba_imported"] is False  # neither imported nor loaded: the NumPy passes and LIBSVM only
+    # neither imported nor loaded: the NumPy passes and LIBSVM only (about 0.05 s of passes on an idle machine),
+    # unless those passes reached the ski-rental budget, as they can on a machine loaded by sweeps (2026-12-02):
+    # then the rule switches to the compiled passes (from the next pass, if there is one): numba imported only so
+    assert not out["numba_imported"] or out["numpy_seconds"] >= compiled.LOAD_SECONDS, out["numpy_seconds"]
     if compiled.available():
         assert out["numba_after"] is True  # the second fit ran compiled
     auto, fast = np.array(out["auto"]), np.array(out["compiled"])

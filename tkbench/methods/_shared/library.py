@@ -9,11 +9,12 @@ the same factor is applied to test rows.
 A library is a list of :class:`BaseKernel` and, optionally, kernels linear in a shared matrix parameter (SimpleMKL-TK's
 bases, :mod:`tkbench.methods.simplemkl.tk_bases`): such a kernel class provides ``combine(kernels, weights)`` (one
 kernel equal to the weighted sum) and ``quadratic_forms(kernels, X, w)`` (every w^T K_s w at once), and the library
-calls those for them instead of evaluating each kernel; combined kernels sum_k d_k K_k and the quadratic forms w^T K_k w are
-computed in row blocks from the features, so memory stays O(m^2) whatever the number of kernels (at m = 8000 the
-65 matrices of a 4-feature library would need 33 GB). When the training kernels' upper triangles (the kernels are symmetric) fit in ``cache_mb`` (default 2 GB,
-like LIBSVM's kernel cache) they are computed once and kept: on the papers' small data sets (m < 700) this makes
-SimpleMKL several times faster, since every SVM solve of the reduced-gradient descent needs them.
+calls those for them instead of evaluating each kernel; combined kernels sum_k d_k K_k and the quadratic forms
+w^T K_k w are computed in row blocks from the features, so memory stays O(m^2) whatever the number of kernels (at
+m = 8000 the 65 matrices of a 4-feature library would need 33 GB). When the training kernels' upper triangles (the
+kernels are symmetric) fit in ``cache_mb`` (default 2 GB, like LIBSVM's kernel cache) they are computed once and
+kept: on the papers' small data sets (m < 700) this makes SimpleMKL several times faster, since every SVM solve of
+the reduced-gradient descent needs them.
 """
 from __future__ import annotations
 

@@ -84,9 +84,8 @@ class Library:
         m = len(self.X)
         if self.other and len(self.other) * packed_size(m) * 8 <= cache_mb * 2**20:
             self._stack = np.empty((len(self.other), packed_size(m)))
-            upper = np.triu(np.ones((m, m), dtype=bool))
             for r, k in enumerate(self.other):
-                self._stack[r] = (self.scale[k] * self.kernels[k].raw(self.X, self.X))[upper]
+                self._stack[r] = pack_upper(self.scale[k] * self.kernels[k].raw(self.X, self.X))
 
     def release_cache(self) -> None:
         """Drop the cached training kernels (a fitted estimator keeps the library for prediction only)."""
@@ -176,14 +175,6 @@ def pack_upper(M: np.ndarray, diagonal: float = 1.0) -> np.ndarray:
         i = np.arange(m)
         out[i * m - i * (i - 1) // 2] *= diagonal  # row i starts at its diagonal entry
     return out
-
-
-def unpack_upper(packed: np.ndarray, m: int) -> np.ndarray:
-    """The symmetric m x m matrix whose upper triangle is ``packed`` (:func:`pack_upper`'s inverse)."""
-    out = np.zeros((m, m))
-    upper = np.triu(np.ones((m, m), dtype=bool))
-    out[upper] = packed
-    return out + np.triu(out, 1).T
 
 
 def _packed_quadratic_forms(stack: np.ndarray, w: np.ndarray, active: np.ndarray) -> np.ndarray:

@@ -85,16 +85,17 @@ def test_the_booster_never_stops_on_an_uncertified_gap(monkeypatch):
     assert res.solution is fw.solution  # only the starting (certified) point is ever returned
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("task", ["classification", "regression"])
-def test_frank_wolfe_switches_to_the_booster_below_the_step_threshold(task):
+@pytest.mark.parametrize("task,tol", [("classification", 1e-6), ("regression", 1e-4)])
+def test_frank_wolfe_switches_to_the_booster_below_the_step_threshold(task, tol):
+    # (regression at 1e-4: 320 booster iterations, 32 certified; at 1e-6 it took 1490 and 15 s of the CI's suite.
+    # The booster's accuracy to 1e-5 against cvxpy's optimum is the test above.)
     X, y, size, kernel, gradient, _ = _problem(task)
-    res = frank_wolfe(kernel, gradient, size, y, task=task, C=1.0, epsilon=0.1, tol=1e-6, max_iter=200,
+    res = frank_wolfe(kernel, gradient, size, y, task=task, C=1.0, epsilon=0.1, tol=tol, max_iter=200,
                       svm_tol=1e-9, dual_solver="smo", booster_step=1.01, booster_max_iter=4000)
     boosted = [h for h in res.history if h.get("booster")]
     plain = [h for h in res.history if not h.get("booster")]
     assert boosted and plain[-1]["step"] < 1.01 and len(plain) == 1  # every step is below 1.01
-    assert res.converged and boosted[-1]["relative_gap"] <= 1e-6
+    assert res.converged and boosted[-1]["relative_gap"] <= tol
     assert res.n_iter == boosted[-1]["iteration"]
 
 

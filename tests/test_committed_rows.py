@@ -28,7 +28,7 @@ SWEEPING = "the benchmark runs over several sessions with resume (issue 51); the
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
     "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
-        "TK", "TK_block", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "GP_ARD", "EasyMKL", "AverageMKL",
+        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "GP_ARD", "EasyMKL", "AverageMKL",
         "GRAM", "liquidSVM", "GPyTorch_SM")},
     "kernel_benchmark_grids": {f"*/{m}": SWEEPING for m in ("SimpleMKL", "TK_wide", "TK_block_wide", "SimpleMKL_wide")},
     "steinwart2016_table1": {

@@ -28,8 +28,8 @@ SWEEPING = "the benchmark runs over several sessions with resume (issue 51); the
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
     "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
-        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "HGK", "GP_ARD", "EasyMKL", "AverageMKL",
-        "GRAM", "liquidSVM", "GPyTorch_SM")},
+        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "GP_ARD", "EasyMKL", "AverageMKL",
+        "GRAM", "GPyTorch_SM")},
     "kernel_benchmark_grids": {f"*/{m}": SWEEPING for m in ("SimpleMKL", "TK_wide", "TK_block_wide", "SimpleMKL_wide")},
     "steinwart2016_table1": {
         **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; RF (30) and DNN (5) in since 2026-11-29, the "

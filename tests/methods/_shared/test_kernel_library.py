@@ -15,6 +15,19 @@ def _unpack_upper(packed: np.ndarray, m: int) -> np.ndarray:
     return out + np.triu(out, 1).T
 
 
+def test_pack_upper_is_the_row_by_row_upper_triangle_with_a_scaled_diagonal_for_every_size():
+    rng = np.random.default_rng(3)
+    for m in (1, 7, 7, 12, 5, 7):  # repeated sizes use the cached mask: it must not carry anything between calls
+        M = rng.normal(size=(m, m))
+        rows, cols = np.triu_indices(m)
+        assert np.array_equal(lib.pack_upper(M), M[rows, cols])
+        expected = M[rows, cols] * np.where(rows == cols, 0.5, 1.0)
+        assert np.array_equal(lib.pack_upper(M, diagonal=0.5), expected)
+        assert np.array_equal(_unpack_upper(lib.pack_upper(M + M.T), m), M + M.T)
+    with pytest.raises(ValueError):  # the cached mask is read-only
+        lib._upper_mask(7)[0, 0] = False
+
+
 def test_standard_library_has_13_n_plus_1_kernels():
     kernels = standard_library(4)
     assert len(kernels) == 13 * 5

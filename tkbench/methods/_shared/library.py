@@ -18,6 +18,7 @@ the reduced-gradient descent needs them.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,11 +167,20 @@ def packed_size(m: int) -> int:
     return m * (m + 1) // 2
 
 
+@functools.lru_cache(maxsize=4)
+def _upper_mask(m: int) -> np.ndarray:
+    """The m x m upper-triangle mask of :func:`pack_upper`, built once per size (a library's cache packs one kernel
+    per call, all of one size); read-only, so a cached mask cannot be changed by a caller."""
+    mask = np.triu(np.ones((m, m), dtype=bool))
+    mask.setflags(write=False)
+    return mask
+
+
 def pack_upper(M: np.ndarray, diagonal: float = 1.0) -> np.ndarray:
     """M's upper triangle, row by row (row i: columns i..m-1), the diagonal multiplied by ``diagonal``: the cached
     kernels' layout (:class:`Library`)."""
     m = len(M)
-    out = M[np.triu(np.ones((m, m), dtype=bool))]
+    out = M[_upper_mask(m)]
     if diagonal != 1.0:
         i = np.arange(m)
         out[i * m - i * (i - 1) // 2] *= diagonal  # row i starts at its diagonal entry

@@ -249,10 +249,38 @@ def test_rows_of_the_same_method_with_another_grid_price_the_planned_cv(write_co
     assert est[("liver", "svm_big")].basis == "same method, other grid"
     assert est[("liver", "svm_big")].seconds == pytest.approx(4.0 + 0.5 * 16)  # 4 s without its CV, 16 fits
     # other parameters: the rows as they ran (their own CV included), the roughest basis
-    assert est[("liver", "svm_fixed")].basis == "same family and size"
+    assert est[("liver", "svm_fixed")].basis == "same family and size; C, grid differ"
     assert est[("liver", "svm_fixed")].seconds == pytest.approx(10.0)
     shared = dict(by["svm_big"].to_dict(), tuning={"first": 1, "seeds": [7]})
     from tkbench.bench.spec import RunSpec
 
     once = estimate([RunSpec.from_dict(shared)], [row])[("liver", "svm_big")]
     assert once.seconds == pytest.approx(4.0) and once.shared_cv == pytest.approx(8.0)  # the CV once per cell
+
+
+def test_the_roughest_basis_uses_the_rows_nearest_the_planned_settings_and_names_what_differs(write_config):
+    """Rows of one family and size but other settings: only those differing from the planned run in the fewest
+    names price it (a cheap single-setting pilot must not price the expensive cell), and the basis names them."""
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 1
+    cfg["methods"] = [{"name": "planned", "family": "svm_rbf", "grid": {}, "params": {"C": 3.0, "gamma": 0.5}},
+                      {"name": "near", "family": "svm_rbf", "grid": {}, "params": {"C": 1.0, "gamma": 0.5}},
+                      {"name": "far", "family": "svm_rbf", "grid": {"C": [1.0, 2.0]}, "params": {"gamma": 2.0}}]
+    by = {s.method: s for s in make_plan(load_config(write_config(cfg)))}
+
+    def row(method, seconds):
+        return {"status": "ok", "key": method, "spec": by[method].to_dict(), "total_seconds": seconds,
+                "cv_seconds": 0.0, "fit_seconds": seconds}
+
+    far = [row("far", 1.0), row("far", 2.0), row("far", 3.0)]
+    est = estimate([by["planned"]], [*far, row("near", 500.0)])[("liver", "planned")]
+    assert est.seconds == pytest.approx(500.0) and est.n_rows == 1  # not the median of all four rows (2.5)
+    assert est.basis == "same family and size; C differs"
+    # with only the far rows, they price it, and the basis says how far they are
+    est = estimate([by["planned"]], far)[("liver", "planned")]
+    assert est.seconds == pytest.approx(2.0) and est.basis == "same family and size; C, gamma, grid differ"
+    # a name set in one run only counts as differing; a row whose settings are the planned run's is "same runs"
+    from tkbench.bench.cost import _differing
+
+    assert _differing({"params.a": 1, "grid": {}}, {"grid": {}}) == ("a",)
+    assert _differing({"params.a": [1, 2]}, {"params.a": [1, 2]}) == ()

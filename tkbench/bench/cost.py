@@ -15,7 +15,12 @@ results folder beside it or under ``results/`` (the committed sweeps):
   training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
   protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters of one family
   and solver can cost an order of magnitude more or less (docs/protocol.md gives the measured case), so their
-  fits are not used as a unit for a grid;
+  fits are not used as a unit for a grid, and only the rows nearest the planned run's settings are used: those
+  whose parameters, grid and scalers differ from the planned run's in the fewest names (:func:`_differing`), which
+  the basis names ("same family and size; objective differs"). Before 2026-12-02 every such row counted: two
+  single-candidate pilots of a study (HGK, M = 2, about 59 s each) outvoted the seven-candidate row of the paper's
+  objective and priced the refit objective's seven-candidate cell at 59 s a run, where its finished runs on bank
+  took 3000-12 500 s, and put it first in ``--order cheap-first``;
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
@@ -53,7 +58,7 @@ NOT_THE_CELL = ("split", "seed", "tuning", "schema")
 class Estimate:
     seconds: float  # per run, its final fit (and its own CV when the CV is not shared)
     n_rows: int
-    basis: str  # "same runs" | "same method, other grid" | "same family and size"
+    basis: str  # "same runs" | "same method, other grid" | "same family and size" (with what differs)
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
 
     def total(self, runs: int, cv_left: float) -> float:
@@ -141,7 +146,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
     exact: dict[str, list[tuple[float, float]]] = {}
     regrid: dict[str, list[tuple[float, float]]] = {}  # (seconds without any CV, one fit's seconds)
-    rough: dict[str, list[tuple[float, float]]] = {}
+    rough: dict[str, list[tuple[tuple[float, float], dict[str, Any]]]] = {}  # (pair, the row's settings)
     # both matches need the planned run's dataset and family: rows of others are skipped before their identity is
     # computed (a dry run reads every committed row under results/: 20 000 identities took 7 of its 10 s)
     wanted = {(s.dataset, s.family) for s in pending}
@@ -162,7 +167,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             fit = r.get("fit_seconds")
             unit = float(fit) if isinstance(fit, int | float) and fit >= 0 else bare
             regrid.setdefault(_rough(spec, params=True), []).append((bare, unit))
-            rough.setdefault(_rough(spec), []).append(pair)
+            rough.setdefault(_rough(spec), []).append((pair, _settings(spec)))
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
             continue
 
@@ -188,8 +193,34 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
                          Estimate(bare + cv, len(other_grid), "same method, other grid"))
             continue
         near = rough.get(_rough(s))
-        out[cell] = made(near, "same family and size", s) if near else None
+        if not near:
+            out[cell] = None
+            continue
+        mine = _settings(s)
+        apart = [_differing(mine, settings) for _, settings in near]
+        fewest = min(len(d) for d in apart)
+        nearest = [pair for (pair, _), d in zip(near, apart, strict=True) if len(d) == fewest]
+        names = sorted({n for d in apart if len(d) == fewest for n in d})
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        basis = "same family and size" + (f"; {shown} {'differs' if len(names) == 1 else 'differ'}" if names else "")
+        out[cell] = made(nearest, basis, s)
     return out
+
+
+def _settings(spec: RunSpec) -> dict[str, Any]:
+    """What a run of one family, solver, data and size is set to: its parameters, its grid and its scalers."""
+    return {**{f"params.{k}": v for k, v in spec.params.items()}, "grid": spec.grid, "scaler": spec.scaler,
+            "target_scaler": spec.target_scaler}
+
+
+def _differing(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, ...]:
+    """The names whose values differ between two runs' settings (a name set in one only counts), parameters by
+    their own names."""
+    def same(x, y):
+        return json.dumps(x, sort_keys=True, default=str) == json.dumps(y, sort_keys=True, default=str)
+
+    return tuple(sorted(n.removeprefix("params.") for n in a.keys() | b.keys()
+                        if n not in a or n not in b or not same(a[n], b[n])))
 
 
 def cv_fits(spec: RunSpec) -> int:

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+import scipy.linalg
 from sklearn.kernel_ridge import KernelRidge
 
 from tkbench.methods._shared.checkpoint import Checkpoint
@@ -26,6 +27,16 @@ def test_ls_svm_equals_kernel_ridge():
     alpha = A.ls_svm_coefficients(K, Y, 1e-3)
     ref = KernelRidge(alpha=90 * 1e-3, kernel="precomputed").fit(K, Y)
     assert np.allclose(alpha, ref.dual_coef_, atol=1e-8)
+
+
+def test_ls_svm_shifts_a_copy_and_factorises_the_same_matrix_bit_for_bit():
+    K = kernel(ARCH, ARCH.initial_weights(), X)
+    kept = K.copy()
+    for lam in (1e-8, 1e-3):
+        shifted = K + 90 * lam * np.eye(90)  # the formula as written before the in-place shift
+        expected = scipy.linalg.cho_solve(scipy.linalg.cho_factor(shifted, lower=True), Y)
+        assert np.array_equal(A.ls_svm_coefficients(K, Y, lam), expected)
+    assert np.array_equal(K, kept)  # the caller's kernel is not touched
 
 
 def test_acceptance_rule():

@@ -114,14 +114,21 @@ REFRESH_EVERY = 2000  # accepted annealing steps between from-scratch recomputat
 
 
 def ls_svm_coefficients(K: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
-    """alpha = (K + m lambda I)^-1 y: the least-squares SVM (9)-(10) without offset, by Cholesky."""
+    """alpha = (K + m lambda I)^-1 y: the least-squares SVM (9)-(10) without offset, by Cholesky. The shift is added
+    to a copy's diagonal and factorised in place (the same matrix as K + m lambda I, bit for bit, without the m x m
+    identity and the sum: 2 % of an HGK outer iteration on bank's 3111 D1 rows, cProfile, 2026-12-02)."""
     m = len(y)
-    A = K + m * lam * np.eye(m)
+
+    def shifted() -> np.ndarray:
+        A = np.array(K, dtype=float, order="F", copy=True)  # Fortran order: LAPACK factorises it without a copy
+        A[np.diag_indices(m)] += m * lam
+        return A
+
     try:
-        c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        c = scipy.linalg.cho_factor(shifted(), lower=True, overwrite_a=True, check_finite=False)
         return scipy.linalg.cho_solve(c, y, check_finite=False)
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(A, y, rcond=None)[0]
+        return np.linalg.lstsq(shifted(), y, rcond=None)[0]
 
 
 def scaled_top(arch: Architecture, weights: np.ndarray, gamma: float) -> np.ndarray:

@@ -52,6 +52,37 @@ def test_compiled_kernel_predict_and_gradient_equal_the_numpy_reference(spec):
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)
+def test_the_symmetric_pass_equals_the_full_one_bit_for_bit_for_every_row_count_and_thread_count(spec):
+    """k(X, X) from the upper triangle mirrored: the full pass's matrix exactly, for row counts around the row
+    chunks (fewer rows than a chunk, one chunk, an odd and an even number of chunks, whose ends pair up in the
+    parallel loop), one and two threads, the root's kernel and every node's; and the NumPy reference to rounding."""
+    import numba
+
+    from tkbench.methods.hgk._numba import CHUNK, tree_kernel, tree_kernel_symmetric
+
+    arch = Architecture(spec, 5)
+    w = arch.initial_weights() * RNG.uniform(0.5, 2.0, arch.n_weights)
+    flat = arch.flat.arrays()
+    n_nodes = len(flat[0])
+    threads = numba.get_num_threads()
+    try:
+        for t in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(t)
+            for m in (1, 5, CHUNK, CHUNK + 1, 3 * CHUNK + 2, 4 * CHUNK, 70):
+                A = RNG.uniform(-1, 1, size=(m, 5))
+                At = np.ascontiguousarray(A.T)
+                for nodes in (1, n_nodes):
+                    full, sym = np.empty((nodes, m, m)), np.full((nodes, m, m), np.nan)
+                    tree_kernel(A, At, *flat, w ** 2, full)
+                    tree_kernel_symmetric(A, At, *flat, w ** 2, sym)
+                    assert np.array_equal(sym, full), (t, m, nodes)
+                assert np.array_equal(kernel(arch, w, A), full[-1])  # whichever pass kernel() takes
+                assert np.allclose(kernel(arch, w, A), node_kernel(arch.root, w, A, A), rtol=1e-13, atol=1e-15)
+    finally:
+        numba.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
 def test_block_state_steps_equal_a_rebuild_at_every_depth(spec):
     arch = Architecture(spec, 5)
     w = arch.initial_weights()

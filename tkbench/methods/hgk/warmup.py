@@ -26,7 +26,8 @@ def hierarchical_warmup(threads: int = 1) -> None:
     arch = Architecture("depth2:2", 2)
     X = np.linspace(-0.9, 0.9, 6).reshape(3, 2)
     w = arch.initial_weights()
-    kernel(arch, w, X)
+    kernel(arch, w, X)  # the symmetric pass (Z = X)
+    kernel(arch, w, X, X)  # the full one
     kernel_predict(arch, w, X, X, np.ones(3))
     risk_and_gradient(arch, w, X, X, np.ones(3), np.ones(3))
     weighted_gradient(arch, w, X, X, np.ones(3), np.ones(3))

@@ -80,3 +80,35 @@ def test_compare_names_must_be_methods(write_config):
     np.testing.assert_equal(load_config(write_config(tiny_config(compare=[{"methods": ["svm"],
                                                                            "against": ["rf"]}]))).compare[0].against,
                             ["rf"])
+
+
+def test_a_pairs_corrected_t_test_uses_the_pairs_own_sizes_not_the_other_methods_rows():
+    """The corrected t-test's n_test / n_train come from the two methods' own rows (the larger correction when
+    they trained on different numbers of rows), so a third method's runs cannot move a pair's p-value or verdict
+    (until 2026-12-02 the dataset's medians over every method were used)."""
+    from tkbench.report.leaderboard import _verdict
+    from tkbench.report.significance import pair_sizes
+    from tkbench.report.statistics import paired_test
+
+    rng = np.random.default_rng(4)
+    a = 80.0 + rng.normal(0, 1, 12)
+    b = a - 0.6 + rng.normal(0, 0.8, 12)
+
+    def rows(c_train: int, c_splits: int) -> pd.DataFrame:
+        out = [{"dataset": "d", "method": m, "split": i, "accuracy": v, "n_train": 1000, "n_test": 250}
+               for m, vals in (("A", a), ("B", b)) for i, v in enumerate(vals)]
+        out += [{"dataset": "d", "method": "C", "split": i, "accuracy": 70.0, "n_train": c_train, "n_test": 250}
+                for i in range(c_splits)]
+        return pd.DataFrame(out)
+
+    expected = paired_test(a, b, 1000, 250, wilcoxon=False)
+    for c_train, c_splits in ((100, 30), (100, 5), (20000, 30)):
+        ok = rows(c_train, c_splits)
+        assert pair_sizes(ok, "A", "B", range(12)) == (1000.0, 250.0)
+        assert _verdict(ok, "d", "A", "B", "accuracy") == {"tie": "tie", "better": "win", "worse": "loss"}[
+            expected.verdict(True, 0.05)]
+    # methods trained on different numbers of rows: the smaller n_train (the larger variance correction)
+    ok = rows(100, 12)
+    assert pair_sizes(ok, "A", "C", range(12)) == (100.0, 250.0)
+    assert np.isnan(pair_sizes(ok.drop(columns="n_train"), "A", "B", range(12))[0])
+    assert np.isnan(pair_sizes(ok, "A", "missing", range(12))[0])

@@ -35,6 +35,7 @@ import pandas as pd
 
 from tkbench.bench.progress import FINISHED
 from tkbench.report.aggregate import HIGHER_IS_BETTER
+from tkbench.report.significance import pair_sizes
 from tkbench.report.statistics import average_ranks, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
 
@@ -105,10 +106,11 @@ def _verdict(ok: pd.DataFrame, ds: str, a: str, b: str, metric: str) -> str:
     x = cell[cell["method"] == a].set_index("split")[metric].dropna()
     y = cell[cell["method"] == b].set_index("split")[metric].dropna()
     common = x.index.intersection(y.index)
-    if len(common) == 0 or "n_train" not in cell or "n_test" not in cell:
+    n_train, n_test = pair_sizes(cell, a, b, common)  # the pair's own training and test sizes
+    if len(common) == 0 or math.isnan(n_train) or math.isnan(n_test):
         return "none"
-    test = paired_test(x[common].to_numpy(), y[common].to_numpy(), int(cell["n_train"].median()),
-                       int(cell["n_test"].median()), wilcoxon=False)  # the verdict reads the t-test only
+    test = paired_test(x[common].to_numpy(), y[common].to_numpy(), int(n_train), int(n_test),
+                       wilcoxon=False)  # the verdict reads the t-test only
     if test.undefined:
         return "none"
     return {"tie": "tie", "better": "win", "worse": "loss"}[test.verdict(HIGHER_IS_BETTER[metric], LEVEL)]

@@ -17,10 +17,9 @@ results folder beside it or under ``results/`` (the committed sweeps):
   and solver can cost an order of magnitude more or less (docs/protocol.md gives the measured case), so their
   fits are not used as a unit for a grid, and only the rows nearest the planned run's settings are used: those
   whose parameters, grid and scalers differ from the planned run's in the fewest names (:func:`_differing`), which
-  the basis names ("same family and size; objective differs"). Before 2026-12-02 every such row counted: two
-  single-candidate pilots of a study (HGK, M = 2, about 59 s each) outvoted the seven-candidate row of the paper's
-  objective and priced the refit objective's seven-candidate cell at 59 s a run, where its finished runs on bank
-  took 3000-12 500 s, and put it first in ``--order cheap-first``;
+  the basis names ("same family and size; objective differs"). Before 2026-12-02 every such row counted, so a few
+  cheap pilot rows of a study could outvote the one row of the planned settings and price a cell 50-200 times too
+  low (the measured case: docs/protocol.md);
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its

@@ -36,9 +36,8 @@ def pair_sizes(cell: pd.DataFrame, a: str, b: str, splits) -> tuple[float, float
     rows on the shared ``splits``: where the two trained on different numbers of rows (a method's max_train), the
     smaller n_train and the larger n_test, i.e. the larger of their variance corrections (the conservative one).
     NaN when the rows do not say. Until 2026-12-02 the medians over every method's rows of the dataset were used,
-    so one method's finished runs moved the p-values of pairs it is not in (kernel_benchmark's magic, where the
-    methods train on 1000, 2000 or all 15 216 rows: AverageMKL's 20 new runs took TK against the forest from p =
-    0.226 to 0.069)."""
+    so one method's finished runs moved the p-values of pairs it is not in, wherever the methods train on
+    different numbers of rows (the measured case: docs/reports.md)."""
     if "n_train" not in cell or "n_test" not in cell:
         return math.nan, math.nan
     mine = cell[cell["method"].isin((a, b)) & cell["split"].isin(list(splits))]

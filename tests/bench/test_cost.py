@@ -284,3 +284,45 @@ def test_the_roughest_basis_uses_the_rows_nearest_the_planned_settings_and_names
 
     assert _differing({"params.a": 1, "grid": {}}, {"grid": {}}) == ("a",)
     assert _differing({"params.a": [1, 2]}, {"params.a": [1, 2]}) == ()
+
+
+def test_rows_of_the_same_method_and_size_on_other_data_price_a_cell_before_other_settings(write_config):
+    """The issue's "rows of the same method and size": with no row of the cell's own method on its data, rows of the
+    same method on other data with about the same training rows price it (before rows of other parameters on the
+    same data, which can be orders of magnitude off), the nearest ones only (binary / multi-class first, then the
+    size), and the basis names the data; rows more than 10 % off in size are not used."""
+    cfg = tiny_config(datasets=["liver", "pima"])
+    cfg["protocol"]["splits"] = 1
+    cfg["methods"] = [{"name": "planned", "family": "svm_rbf", "grid": {}, "params": {"C": 3.0}, "max_train": 100},
+                      {"name": "other", "family": "svm_rbf", "grid": {}, "params": {"C": 1.0}, "max_train": 100}]
+    by = {(s.label, s.method): s for s in make_plan(load_config(write_config(cfg)))}
+
+    def row(label, method, seconds, n_train, n_classes=2, dataset=None):
+        spec = dict(by[("pima" if label not in ("liver",) else label, method)].to_dict())
+        if dataset:
+            spec.update(dataset=dataset, label=label)
+        return {"status": "ok", "key": f"{label}-{method}-{seconds}", "spec": spec, "total_seconds": seconds,
+                "cv_seconds": 0.0, "fit_seconds": seconds, "n_train": n_train, "n_classes": n_classes}
+
+    cell = ("liver", "planned")
+    pending = [by[cell]]
+    same_data_other_settings = row("liver", "other", 1.0, 100)
+    pima = [row("pima", "planned", 50.0, 100), row("pima", "planned", 70.0, 100)]
+    multi = row("multi", "planned", 7.0, 100, n_classes=6, dataset="fake_multi")
+    near = row("near", "planned", 3.0, 95, dataset="fake_near")
+    far = row("far", "planned", 1000.0, 300, dataset="fake_far")
+
+    est = estimate(pending, [same_data_other_settings, *pima, multi, near, far])[cell]
+    assert est.basis == "same method, other data (pima; m = 100)" and est.n_rows == 2
+    assert est.seconds == pytest.approx(60.0)  # the median of pima's two rows, not of every row at that size
+    # the nearest size among the binary rows when pima's are gone; the multi-class one only when alone
+    assert estimate(pending, [same_data_other_settings, multi, near, far])[cell].seconds == pytest.approx(3.0)
+    assert estimate(pending, [multi, far])[cell].basis == "same method, other data (multi; m = 100)"
+    # rows more than 10 % off in size are no basis: the same family's rows on the same data are the last resort
+    est = estimate(pending, [same_data_other_settings, far])[cell]
+    assert est.basis == "same family and size; C differs" and est.seconds == pytest.approx(1.0)
+    assert estimate(pending, [far])[cell] is None
+    # the cell's training rows come from an uncapped row of its data when there is one: here 80 < the cap of 100
+    uncapped = dict(row("liver", "other", 2.0, 80), spec=dict(same_data_other_settings["spec"], size=None))
+    est = estimate(pending, [uncapped, row("small", "planned", 9.0, 80, dataset="fake_small"), *pima])[cell]
+    assert est.basis == "same method, other data (small; m = 80)" and est.seconds == pytest.approx(9.0)

@@ -11,6 +11,14 @@ results folder beside it or under ``results/`` (the committed sweeps):
   taken apart, the run without its CV, plus the planned run's CV priced afresh as its fits (grid points, the path
   parameter's values sharing a fit, times folds) at the rows' final-fit seconds each (``fit_seconds``; a fold
   trains on (k - 1) / k of the rows, so this is on the high side for methods that grow faster than linearly);
+- "same method, other data": failing those, rows of the same method (family, solver, parameters, grid, scalers and
+  protocol, all but the data) on other data with the same number of training rows (within 10 %: a capped method's
+  ``max_train`` on two sets, or two sets of about one size), as they ran: the issue's "rows of the same method
+  and size". It comes before the next basis because one family's parameters can move the cost by orders of
+  magnitude and the data, at one size, much less: the measured case (2026-12-03) is satimage's TK cell (500 rows,
+  6 classes), priced at 41 s a run from TK_block's rows on satimage, where pendigits' TK at the same 500 rows (10
+  classes) had cost 5790 s of CV and 227 s per fit. The basis names the data the rows are from; the data's
+  features and classes still change the cost (the estimate is a plan);
 - "same family and size": failing those, rows of the same family and solver on the same data with the same
   training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
   protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters of one family
@@ -57,7 +65,7 @@ NOT_THE_CELL = ("split", "seed", "tuning", "schema")
 class Estimate:
     seconds: float  # per run, its final fit (and its own CV when the CV is not shared)
     n_rows: int
-    basis: str  # "same runs" | "same method, other grid" | "same family and size" (with what differs)
+    basis: str  # "same runs" | "same method, other grid" | "same method, other data (...)" | "same family and size"
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
 
     def total(self, runs: int, cv_left: float) -> float:
@@ -110,6 +118,21 @@ def _cell_identity(spec: RunSpec) -> str:
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 
+DATA_FIELDS = ("dataset", "options", "fingerprint", "features", "subsample", "test_fraction", "size", "test_size")
+
+
+def _data(spec: dict[str, Any]) -> str:
+    """The data a run draws its splits from (its training rows before a method's cap), from a spec's plain form."""
+    return json.dumps([spec.get(k) for k in ("dataset", "options", "subsample", "test_fraction", "features")],
+                      sort_keys=True, default=list)
+
+
+def _method_identity(spec: RunSpec) -> str:
+    """A run's identity without its data and split: the same method, parameters, grid, scalers and protocol."""
+    ident = {k: v for k, v in spec.identity().items() if k not in NOT_THE_CELL and k not in DATA_FIELDS}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def _rough(spec: RunSpec, params: bool = False) -> str:
     # the solver is part of it: one family's solvers can cost orders of magnitude apart (docs/protocol.md);
     # ``params``: the method's parameters and scalers too
@@ -149,17 +172,45 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     # both matches need the planned run's dataset and family: rows of others are skipped before their identity is
     # computed (a dry run reads every committed row under results/: 20 000 identities took 7 of its 10 s)
     wanted = {(s.dataset, s.family) for s in pending}
+    # "same method, other data": the planned cells' training rows (a split's training part, from any finished row
+    # of the same data made without a cap, then the method's cap), and the rows of their families at about that size
+    split_rows: dict[str, int] = {}
+    classes: dict[str, int] = {}  # the data's classes (1: regression), where a row says
+    datasets = {s.dataset for s in pending}
+    for r in rows:
+        spec = r.get("spec")
+        if isinstance(spec, dict) and spec.get("dataset") in datasets:
+            key = _data(spec)
+            if isinstance(r.get("n_classes"), int):
+                classes[key] = r["n_classes"]
+            if spec.get("size") is None and isinstance(r.get("n_train"), int):
+                split_rows[key] = max(split_rows.get(key, 0), r["n_train"])
+    planned_m: dict[tuple[str, str], int] = {}
+    planned_classes: dict[tuple[str, str], int | None] = {}
+    for s in pending:
+        m = split_rows.get(_data(s.to_dict()))
+        m = s.size if m is None else (m if s.size is None else min(m, s.size))
+        if m:
+            planned_m[(s.label, s.method)] = int(m)
+            planned_classes[(s.label, s.method)] = classes.get(_data(s.to_dict()))
+    sizes_of = {}  # family -> the planned training sizes
+    for s in pending:
+        if (s.label, s.method) in planned_m:
+            sizes_of.setdefault(s.family, set()).add(planned_m[(s.label, s.method)])
+    # (pair, n_train, dataset label, classes)
+    other_data: dict[str, list[tuple[tuple[float, float], int, str, int | None]]] = {}
     for r in rows:
         try:
+            spec = None
+            n, sizes = r.get("n_train"), sizes_of.get(r["spec"].get("family"), ())
+            if isinstance(n, int) and any(abs(n - m) <= 0.1 * m for m in sizes):
+                spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
+                other_data.setdefault(_method_identity(spec), []).append((_pair(r), n, spec.label, r.get("n_classes")))
             if (r["spec"].get("dataset"), r["spec"].get("family")) not in wanted:
                 continue
-            spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
-            cv = r.get("cv")
-            shared = float(r.get("cv_seconds") or 0.0) if isinstance(cv, dict) and cv.get("shared") else 0.0
-            total = float(r["total_seconds"])
-            # every row of the cell names the shared CV's seconds, but only the run that computed it paid them:
-            # a run that read the cached choice took less time than the CV itself
-            pair = (total - shared if total >= shared else _own_fit(r, total), shared)
+            spec = spec or _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
+            pair = _pair(r)
+            shared = pair[1]
             exact.setdefault(_cell_identity(spec), []).append(pair)
             own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0)
             bare = max(pair[0] - own_cv, 0.0)
@@ -191,6 +242,24 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             out[cell] = (Estimate(bare, len(other_grid), "same method, other grid", cv) if s.tuning else
                          Estimate(bare + cv, len(other_grid), "same method, other grid"))
             continue
+        m = planned_m.get(cell)
+        if m is not None:
+            # the nearest rows only: the same kind of task (binary, multi-class: one-vs-rest fits one model per
+            # class), then the nearest training size
+            mine = planned_classes.get(cell)
+
+            def apart(n, k, m=m, mine=mine):
+                return (mine is not None and k is not None and (k > 2) != (mine > 2), abs(n - m))
+
+            elsewhere = [(pair, label, apart(n, k)) for pair, n, label, k in other_data.get(_method_identity(s), ())
+                         if abs(n - m) <= 0.1 * m and label != s.label]
+            if elsewhere:
+                nearest = min(d for *_, d in elsewhere)
+                elsewhere = [(pair, label) for pair, label, d in elsewhere if d == nearest]
+                labels = sorted({label for _, label in elsewhere})
+                shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+                out[cell] = made([p for p, _ in elsewhere], f"same method, other data ({shown}; m = {m})", s)
+                continue
         near = rough.get(_rough(s))
         if not near:
             out[cell] = None
@@ -204,6 +273,16 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
         basis = "same family and size" + (f"; {shown} {'differs' if len(names) == 1 else 'differ'}" if names else "")
         out[cell] = made(nearest, basis, s)
     return out
+
+
+def _pair(r: dict[str, Any]) -> tuple[float, float]:
+    """A finished row's (seconds of its own, seconds of the CV its cell shares): every row of the cell names the
+    shared CV's seconds, but only the run that computed it paid them (a run that read the cached choice took less
+    time than the CV itself)."""
+    cv = r.get("cv")
+    shared = float(r.get("cv_seconds") or 0.0) if isinstance(cv, dict) and cv.get("shared") else 0.0
+    total = float(r["total_seconds"])
+    return (total - shared if total >= shared else _own_fit(r, total), shared)
 
 
 def _settings(spec: RunSpec) -> dict[str, Any]:

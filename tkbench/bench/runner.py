@@ -483,12 +483,13 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
     if left and unknown == sum(1 for c in cells.values() if c[2]):
-        console.print("no estimate of the time left: no finished rows of these runs, or of the same family and size, "
-                      "in this results folder, the ones beside it or results/", markup=False, highlight=False)
+        console.print("no estimate of the time left: no finished rows of these runs, of the same method and size, or "
+                      "of the same family and size, in this results folder, the ones beside it or results/",
+                      markup=False, highlight=False)
     elif left:
         console.print(f"estimated {hours:.3g} hours of runs one after another (divide by the workers), from finished "
-                      "rows of the same runs or the same family and size (this results folder, the ones beside it and"
-                      " results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
+                      "rows of the same runs, the same method and size or the same family and size (this results "
+                      "folder, the ones beside it and results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
                       markup=False, highlight=False)
 
 

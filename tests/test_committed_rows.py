@@ -30,7 +30,7 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
     "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
         "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "GP_ARD", "EasyMKL",
         "GRAM", "GPyTorch_SM")},
-    "kernel_benchmark_grids": {f"*/{m}": SWEEPING for m in ("SimpleMKL", "TK_wide", "TK_block_wide", "SimpleMKL_wide")},
+    "kernel_benchmark_grids": {f"*/{m}": SWEEPING for m in ("TK_wide", "SimpleMKL_wide")},
     "steinwart2016_table1": {
         **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; RF (30) and DNN (5) in since 2026-11-29, the "
            "SVM's first draw since 2026-11-30, HGK (about 6 core-hours on cod and 15 on higgs at 7000 rows) "

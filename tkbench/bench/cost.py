@@ -15,10 +15,8 @@ results folder beside it or under ``results/`` (the committed sweeps):
   protocol, all but the data) on other data with the same number of training rows (within 10 %: a capped method's
   ``max_train`` on two sets, or two sets of about one size), as they ran: the issue's "rows of the same method
   and size". It comes before the next basis because one family's parameters can move the cost by orders of
-  magnitude and the data, at one size, much less: the measured case (2026-12-03) is satimage's TK cell (500 rows,
-  6 classes), priced at 41 s a run from TK_block's rows on satimage, where pendigits' TK at the same 500 rows (10
-  classes) had cost 5790 s of CV and 227 s per fit. The basis names the data the rows are from; the data's
-  features and classes still change the cost (the estimate is a plan);
+  magnitude and the data, at one size, much less (the measured case: docs/protocol.md). The basis names the data
+  the rows are from; the data's features and classes still change the cost (the estimate is a plan);
 - "same family and size": failing those, rows of the same family and solver on the same data with the same
   training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
   protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters of one family
@@ -175,7 +173,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     # "same method, other data": the planned cells' training rows (a split's training part, from any finished row
     # of the same data made without a cap, then the method's cap), and the rows of their families at about that size
     split_rows: dict[str, int] = {}
-    classes: dict[str, int] = {}  # the data's classes (1: regression), where a row says
+    classes: dict[str, int] = {}  # the data's classes, where a row names them (0 for regression)
     datasets = {s.dataset for s in pending}
     for r in rows:
         spec = r.get("spec")

@@ -28,7 +28,7 @@ SWEEPING = "the benchmark runs over several sessions with resume (issue 51); the
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
     "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
-        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CM", "SIKL_CGM", "GP_ARD", "EasyMKL",
+        "TK", "SimpleMKL", "SimpleMKL_TK", "SIKL_CGM", "GP_ARD", "EasyMKL",
         "GRAM", "GPyTorch_SM")},
     "kernel_benchmark_grids": {f"*/{m}": SWEEPING for m in ("TK_wide", "SimpleMKL_wide")},
     "steinwart2016_table1": {

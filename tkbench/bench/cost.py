@@ -111,9 +111,15 @@ def _as_stored(spec: RunSpec, key: str | None) -> RunSpec:
     return dataclasses.replace(spec, params={**old, **spec.params}) if old else spec
 
 
-def _cell_identity(spec: RunSpec) -> str:
-    ident = {k: v for k, v in spec.identity().items() if k not in NOT_THE_CELL}
+def _identity(spec: RunSpec, without: tuple[str, ...] = ()) -> str:
+    """A hash of a run's identity without the fields that do not make its cell (the split, ...) and ``without``."""
+    ident = {k: v for k, v in spec.identity().items() if k not in NOT_THE_CELL and k not in without}
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _cell_identity(spec: RunSpec) -> str:
+    """A run's cell: the same data, method, parameters, grid, scalers and protocol."""
+    return _identity(spec)
 
 
 DATA_FIELDS = ("dataset", "options", "fingerprint", "features", "subsample", "test_fraction", "size", "test_size")
@@ -127,8 +133,7 @@ def _data(spec: dict[str, Any]) -> str:
 
 def _method_identity(spec: RunSpec) -> str:
     """A run's identity without its data and split: the same method, parameters, grid, scalers and protocol."""
-    ident = {k: v for k, v in spec.identity().items() if k not in NOT_THE_CELL and k not in DATA_FIELDS}
-    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+    return _identity(spec, without=DATA_FIELDS)
 
 
 def _rough(spec: RunSpec, params: bool = False) -> str:
@@ -185,16 +190,17 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
                 split_rows[key] = max(split_rows.get(key, 0), r["n_train"])
     planned_m: dict[tuple[str, str], int] = {}
     planned_classes: dict[tuple[str, str], int | None] = {}
+    sizes_of: dict[str, set[int]] = {}  # family -> the planned training sizes
     for s in pending:
-        m = split_rows.get(_data(s.to_dict()))
+        if (s.label, s.method) in planned_m:
+            continue
+        data = _data(s.to_dict())
+        m = split_rows.get(data)
         m = s.size if m is None else (m if s.size is None else min(m, s.size))
         if m:
             planned_m[(s.label, s.method)] = int(m)
-            planned_classes[(s.label, s.method)] = classes.get(_data(s.to_dict()))
-    sizes_of = {}  # family -> the planned training sizes
-    for s in pending:
-        if (s.label, s.method) in planned_m:
-            sizes_of.setdefault(s.family, set()).add(planned_m[(s.label, s.method)])
+            planned_classes[(s.label, s.method)] = classes.get(data)
+            sizes_of.setdefault(s.family, set()).add(int(m))
     # (pair, n_train, dataset label, classes)
     other_data: dict[str, list[tuple[tuple[float, float], int, str, int | None]]] = {}
     for r in rows:

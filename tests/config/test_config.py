@@ -324,9 +324,10 @@ def test_no_data_and_not_run_must_name_the_reference_tables_data_sets_and_method
 
 
 def test_the_grids_sensitivity_config_reuses_the_benchmark_s_cells_and_widens_only_c():
-    """configs/kernel_benchmark_grids.yaml: its TK, TK_block and SimpleMKL cells are the benchmark's own runs on its
-    binary classification sets below 1000 rows (the same run keys, so --reuse adopts them); each _wide method is its
-    namesake with a C grid that contains the namesake's and extends past both ends, on the same splits."""
+    """configs/kernel_benchmark_grids.yaml: its TK, TK_block and SimpleMKL cells, and its RBF SVM (the reference of the
+    main board's verdicts), are the benchmark's own runs on its binary classification sets below 1000 rows (the same
+    run keys, so --reuse adopts them); each _wide method is its namesake with a C grid that contains the namesake's
+    and extends past both ends, on the same splits."""
     from tkbench.bench.plan import make_plan
 
     main = make_plan(load_config(ROOT / "configs" / "kernel_benchmark.yaml"))
@@ -335,6 +336,8 @@ def test_the_grids_sensitivity_config_reuses_the_benchmark_s_cells_and_widens_on
     names = ("TK", "TK_block", "SimpleMKL")
     side_keys = {s.key for s in side if s.method in names}
     assert side_keys == {s.key for s in main if s.method in names and s.label in sets} and len(side_keys) == 610
+    svm_keys = {s.key for s in side if s.method == "SVM"}
+    assert svm_keys == {s.key for s in main if s.method == "SVM" and s.label in sets} and len(svm_keys) == 210
     for name in names:
         narrow = next(s for s in side if s.method == name)
         wide = [s for s in side if s.method == f"{name}_wide"]

@@ -268,7 +268,28 @@ def test_provenance_and_timings_in_rows(write_config, tmp_path):
         assert prov["blas_threads"] == 1 and prov["workers"] == 1 and prov["cpu"]
         assert "git_sha" in prov and "git_dirty" in prov
         assert row["fit_seconds"] > 0 and row["cv_seconds"] > 0 and row["predict_seconds"] > 0
+        # CPU time of the run's process: positive, and with one BLAS thread at most the wall clock of the whole run
+        # and its helper threads (a generous 3x: numba or the loader may start a few)
+        assert 0 < row["cpu_seconds"] <= 3 * row["total_seconds"] + 0.5
         assert row["chosen_params"] and row["params"] and row["n_train"] + row["n_test"] in (150, 345)
+
+
+def test_cpu_seconds_count_the_work_of_the_process_and_its_children_not_waiting():
+    """A row's cpu_seconds (beside its wall-clock total_seconds) says how much of a run was its own work: sleeping
+    adds nothing, a waited-for child's work counts."""
+    import subprocess
+    import sys
+    import time
+
+    from tkbench.bench.execute import _cpu_seconds
+
+    start = _cpu_seconds()
+    time.sleep(0.3)
+    assert _cpu_seconds() - start < 0.1
+    start = _cpu_seconds()
+    subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"],
+                   check=True)
+    assert _cpu_seconds() - start >= 0.3
 
 
 @pytest.mark.slow

@@ -67,6 +67,12 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _cpu_seconds() -> float:
+    """User and system CPU time of this process (all its threads) and of its children that have been waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _run(spec: RunSpec, row: dict[str, Any], threads: int = 1, root: str | None = None) -> None:
     """The run itself is its experiment kind's (:mod:`tkbench.kinds`): a family's fit, a kernel class's fit to
     the optimal kernel matrix, an objective over a grid."""
@@ -82,7 +88,7 @@ def execute(spec: dict[str, Any] | RunSpec, context: dict[str, Any], root: str |
     typed = RunSpec.from_dict(spec)
     row = base_row(spec, context)
     row["pid"] = os.getpid()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
     try:
         threads = int(context.get("blas_threads") or typed.blas_threads)
         with threadpool_limits(limits=threads):
@@ -94,6 +100,9 @@ def execute(spec: dict[str, Any] | RunSpec, context: dict[str, Any], root: str |
         row["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__} raised inside the run"
         row["traceback"] = portable_traceback(traceback.format_exc())
     row["total_seconds"] = time.perf_counter() - t0
+    # the CPU time beside the wall clock: a run that had its threads' cores to itself has cpu_seconds near
+    # total_seconds x its threads; one made beside other sweeps, much less (its times are the machine's load's too)
+    row["cpu_seconds"] = _cpu_seconds() - cpu0
     row["peak_rss_mb"] = _peak_rss_mb()
     partial_cv = cv_checkpoint(root, typed)
     if partial_cv is not None:

@@ -158,3 +158,25 @@ def test_the_cost_table_counts_the_plans_rows_and_estimates_the_papers_draws(tmp
                                                           "title: t, paper_splits: many}]\n")
     with pytest.raises(InputError, match="paper_splits"):
         load_index(tmp_path)
+
+
+def test_timing_notes_say_how_busy_the_machine_was_where_rows_record_their_cpu_time():
+    """The CPU share of a run is its CPU time over its wall clock times its threads; the note gives the median and
+    range over the ok rows that record it, counts the older rows that do not, and warns below 0.8. No row with CPU
+    time: no note (the load is not known, and the report does not guess)."""
+    from tkbench.report.checks import timing_notes
+
+    def row(cpu, wall, threads=1, status="ok"):
+        out = {"dataset": "liver", "method": "tk_fw", "status": status, "total_seconds": wall,
+               "provenance": {"blas_threads": threads}}
+        if cpu is not None:
+            out["cpu_seconds"] = cpu
+        return out
+
+    assert timing_notes(_res([row(None, 10.0), row(None, 5.0)])) == []
+    quiet = timing_notes(_res([row(9.5, 10.0), row(19.0, 10.0, threads=2), row(None, 3.0), row(1.0, 1.0, status="failed")]))
+    assert len(quiet) == 1 and "median 0.95 (range 0.95-0.95)" in quiet[0]
+    assert "1 older rows do not record it" in quiet[0] and "shared their cores" not in quiet[0]
+    busy = timing_notes(_res([row(3.0, 10.0), row(5.0, 10.0), row(4.0, 10.0, threads=2)]))
+    assert "median 0.30 (range 0.20-0.50)" in busy[0] and "shared their cores" in busy[0]
+    assert "older rows" not in busy[0]

@@ -117,7 +117,7 @@ def _notes(res: Results, summary: pd.DataFrame | None) -> list[str]:
                 notes.append(f"{line['dataset']}/{line['method']} not ok: {first_line(error, 200)}")
     notes += kind.extra_notes(res, reference_of(res))
     notes += _sdp_notes(res) + checks.convergence_notes(res) + checks.grid_edge_notes(res) + checks.empty_notes(res)
-    notes += checks.solver_grid_notes(res)
+    notes += checks.solver_grid_notes(res) + checks.timing_notes(res)
     if res.stale:
         notes.append(f"{res.stale} stored row(s) from an earlier version of the config were ignored.")
     for path, problem in res.damaged or []:

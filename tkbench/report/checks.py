@@ -9,6 +9,8 @@
 - Convergence of the final fits: iterative solvers report whether they reached their
   duality-gap tolerance; a fit that stopped early is counted per cell, never hidden in a mean. (SDP solutions
   have their own certificate note in :mod:`tkbench.report.build`.)
+- The load the times were measured under: a row's CPU time against its wall clock and threads (rows that record
+  ``cpu_seconds``), so that a reader knows whether the times are a quiet machine's or a busy one's.
 """
 from __future__ import annotations
 
@@ -90,6 +92,37 @@ def solver_grid_notes(res, threshold: float = 0.5) -> list[str]:
                 notes.append(f"{method} on {ds}: the solver's own {name} search chose its grid's {end} value "
                              f"({plain(edge)}) in {n} of {len(cell)} runs: the optimum may lie beyond that grid.")
     return notes
+
+
+BUSY_SHARE = 0.8  # below this median share of their threads' cores, a folder's runs are said to have shared them
+
+
+def timing_notes(res) -> list[str]:
+    """How busy the machine was while the ok runs were timed: per row, its CPU time over its wall clock times its
+    BLAS threads (``cpu_seconds / (total_seconds * threads)``; 1 is a run that kept its threads' cores busy the
+    whole time, 0.3 one that got a third of them). Said only when some rows record their CPU time."""
+    if res.rows.empty or "cpu_seconds" not in res.rows or "status" not in res.rows:
+        return []
+    ok = res.rows[res.rows["status"] == "ok"]
+    shares = []
+    for _, row in ok.iterrows():
+        cpu, wall = row.get("cpu_seconds"), row.get("total_seconds")
+        threads = (row.get("provenance") if isinstance(row.get("provenance"), dict) else {}).get("blas_threads") or 1
+        if isinstance(cpu, int | float) and cpu == cpu and isinstance(wall, int | float) and wall > 0:
+            shares.append(float(cpu) / (float(wall) * float(threads)))
+    if not shares:
+        return []
+    median = float(pd.Series(shares).median())
+    missing = len(ok) - len(shares)
+    text = (f"Timings are wall clock, as each run ran. CPU share (CPU time / (wall clock x the run's BLAS threads)) "
+            f"of the {len(shares)} ok runs that record it: median {median:.2f} (range {min(shares):.2f}-"
+            f"{max(shares):.2f})")
+    if missing:
+        text += f"; {missing} older rows do not record it"
+    if median < BUSY_SHARE:
+        text += (f"; below {BUSY_SHARE} the runs shared their cores with other work, so their times carry the "
+                 "machine's load and compare across methods only roughly")
+    return [text + "."]
 
 
 def empty_notes(res) -> list[str]:

@@ -35,9 +35,11 @@ def test_estimates_come_from_finished_rows_of_the_same_runs_then_the_same_family
     found = finished_rows(tmp_path / "results" / "new")
     assert all(r["status"] == "ok" for r in found) and len(found) == 3  # 2 svm + 1 rf (the other rf failed)
     est = estimate(pending, found)
-    svm_seconds = sorted(r["total_seconds"] for r in ResultStore(done).rows() if r["method"] == "svm")
+    # each row at the smaller of its wall clock and its CPU time (its price; test_a_row_is_priced_at_its_cpu_time...)
+    svm_seconds = sorted(min(r["total_seconds"], r["cpu_seconds"]) for r in ResultStore(done).rows()
+                         if r["method"] == "svm")
     assert est[("liver", "svm")].basis == "same runs" and est[("liver", "svm")].n_rows == 2
-    assert est[("liver", "svm")].seconds == sum(svm_seconds) / 2  # the median of two
+    assert est[("liver", "svm")].seconds == pytest.approx(sum(svm_seconds) / 2)  # the median of two
     assert est[("liver", "rf")].n_rows == 1 and est[("liver", "rf")].seconds < 1e9
     assert est[("liver", "svm_wide")].basis == "same method, other grid"  # another grid, the same method and data
     assert est[("liver", "nn")] is None  # no row of that family
@@ -75,12 +77,14 @@ def test_a_shared_cv_is_priced_once_per_cell_not_once_per_run(write_config, tmp_
     run_experiment(exp, out_dir=out, n_jobs=1, progress=False, splits=1)
     (row,) = ResultStore(out).rows()
     assert row["cv"]["shared"] and row["cv_seconds"] > 0
-    fit_part = row["total_seconds"] - row["cv_seconds"]
+    quiet = min(1.0, row["cpu_seconds"] / row["total_seconds"])  # the row's price per wall-clock second
+    fit_part = (row["total_seconds"] - row["cv_seconds"]) * quiet
+    cv_part = row["cv_seconds"] * quiet
     pending = [s for s in make_plan(exp) if s.split > 0]
     est = estimate(pending, finished_rows(out))[("liver", "svm")]
-    assert est.seconds == pytest.approx(fit_part) and est.shared_cv == pytest.approx(row["cv_seconds"])
+    assert est.seconds == pytest.approx(fit_part) and est.shared_cv == pytest.approx(cv_part)
     assert est.total(3, cv_left=0.0) == pytest.approx(3 * fit_part)  # this folder: the tuning is cached
-    assert est.total(3, cv_left=1.0) == pytest.approx(3 * fit_part + row["cv_seconds"])  # a new folder: once
+    assert est.total(3, cv_left=1.0) == pytest.approx(3 * fit_part + cv_part)  # a new folder: once
     console = Console(record=True, width=200)
     run_experiment(exp, out_dir=out, dry_run=True, console=console, progress=False)
     line = next(x for x in console.export_text().splitlines() if "svm" in x and "same runs" in x)
@@ -203,6 +207,7 @@ def test_cheap_first_runs_the_cells_with_the_least_time_left_first(write_config,
     price = {("liver", "svm"): 50.0, ("waveform", "svm"): 5.0, ("liver", "rf"): 20.0, ("waveform", "rf"): 1.0}
     for row in ResultStore(first).rows():  # known prices instead of this machine's seconds
         row.update(total_seconds=price[row["dataset"], row["method"]], fit_seconds=None, cv_seconds=0.0)
+        row.pop("cpu_seconds", None)
         (first / "rows" / f"{row['key']}.json").write_text(json.dumps(row))
     cfg["protocol"]["splits"] = 3
     cfg["methods"].append({"name": "nn", "family": "neural_net", "params": {"max_iter": 50}})
@@ -326,3 +331,20 @@ def test_rows_of_the_same_method_and_size_on_other_data_price_a_cell_before_othe
     uncapped = dict(row("liver", "other", 2.0, 80), spec=dict(same_data_other_settings["spec"], size=None))
     est = estimate(pending, [uncapped, row("small", "planned", 9.0, 80, dataset="fake_small"), *pima])[cell]
     assert est.basis == "same method, other data (small; m = 80)" and est.seconds == pytest.approx(9.0)
+
+
+def test_a_row_is_priced_at_the_smaller_of_its_wall_clock_and_its_cpu_time():
+    """A run slowed by other sweeps on its cores took longer on the wall clock than its own work: a row that records
+    its CPU time counts at that (one thread: about its quiet wall clock); a run on two threads that used them both
+    (CPU time above the wall clock) counts at its wall clock; a row without CPU time, as it ran. The shared CV's
+    seconds scale with the row that computed them, and stay as named in a row that read the cached choice."""
+    from tkbench.bench.cost import _pair
+
+    base = {"status": "ok", "cv": None, "cv_seconds": 0.0}
+    assert _pair({**base, "total_seconds": 100.0, "cpu_seconds": 25.0}) == (25.0, 0.0)  # a quarter of a core
+    assert _pair({**base, "total_seconds": 100.0, "cpu_seconds": 170.0}) == (100.0, 0.0)  # two busy threads
+    assert _pair({**base, "total_seconds": 100.0}) == (100.0, 0.0)  # an older row
+    shared = {"status": "ok", "cv": {"shared": True}, "cv_seconds": 80.0}
+    assert _pair({**shared, "total_seconds": 100.0, "cpu_seconds": 50.0}) == (10.0, 40.0)  # it computed the CV
+    read = _pair({**shared, "total_seconds": 10.0, "cpu_seconds": 5.0, "fit_seconds": 6.0, "predict_seconds": 1.0})
+    assert read == (3.5, 80.0)  # its timed fit and prediction at its price; the CV as the row that ran it paid

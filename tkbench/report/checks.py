@@ -120,8 +120,9 @@ def timing_notes(res) -> list[str]:
     if missing:
         text += f"; {missing} older rows do not record it"
     if median < BUSY_SHARE:
-        text += (f"; below {BUSY_SHARE} the runs shared their cores with other work, so their times carry the "
-                 "machine's load and compare across methods only roughly")
+        text += (f"; below {BUSY_SHARE} the runs shared their cores with other work (or, on several threads, kept "
+                 "them busy only part of the time), so their times carry the machine's load and compare across "
+                 "methods only roughly")
     return [text + "."]
 
 

@@ -35,7 +35,7 @@ def test_estimates_come_from_finished_rows_of_the_same_runs_then_the_same_family
     found = finished_rows(tmp_path / "results" / "new")
     assert all(r["status"] == "ok" for r in found) and len(found) == 3  # 2 svm + 1 rf (the other rf failed)
     est = estimate(pending, found)
-    # each row at the smaller of its wall clock and its CPU time (its price; test_a_row_is_priced_at_its_cpu_time...)
+    # each row at the smaller of its wall clock and its CPU time (its price; test_a_row_is_priced_at_the_smaller_of_its_wall_clock_and_its_cpu_time)
     svm_seconds = sorted(min(r["total_seconds"], r["cpu_seconds"]) for r in ResultStore(done).rows()
                          if r["method"] == "svm")
     assert est[("liver", "svm")].basis == "same runs" and est[("liver", "svm")].n_rows == 2

@@ -180,3 +180,32 @@ def test_timing_notes_say_how_busy_the_machine_was_where_rows_record_their_cpu_t
     busy = timing_notes(_res([row(3.0, 10.0), row(5.0, 10.0), row(4.0, 10.0, threads=2)]))
     assert "median 0.30 (range 0.20-0.50)" in busy[0] and "shared their cores" in busy[0]
     assert "older rows" not in busy[0]
+
+
+def test_the_cost_table_prices_missing_draws_at_the_rows_quiet_price(tmp_path):
+    """COST.md's paper-protocol hours: the draws that ran count as they took (wall clock), each missing draw at the
+    cell's median price, where a row that records its CPU time is priced at the smaller of the two (a run slowed by
+    other sweeps; tkbench.bench.cost.quiet_factor), as the dry run prices it."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    from tkbench.report.cost import entry_cost
+
+    root = Path(__file__).resolve().parents[2]
+    name = "investigate_line_search"  # complete, one draw per cell
+    (tmp_path / "configs").mkdir()
+    shutil.copy(root / "configs" / f"{name}.yaml", tmp_path / "configs" / f"{name}.yaml")
+    shutil.copytree(root / "results" / name, tmp_path / "results" / name)
+    before = entry_cost(tmp_path, name, 3)  # three draws asked: two missing per cell, at the one row's seconds
+    assert before["full_seconds"] == pytest.approx(3 * before["seconds"])
+    rows = sorted((tmp_path / "results" / name / "rows").glob("*.json"))
+    for path in rows:  # every row made beside other work: a quarter of its wall clock was its own
+        row = json.loads(path.read_text())
+        row["cpu_seconds"] = row["total_seconds"] / 4 if isinstance(row.get("total_seconds"), int | float) else None
+        path.write_text(json.dumps(row))
+    after = entry_cost(tmp_path, name, 3)
+    assert after["seconds"] == pytest.approx(before["seconds"])  # hours run: as they took
+    assert after["full_seconds"] == pytest.approx(before["seconds"] + 2 * before["seconds"] / 4)

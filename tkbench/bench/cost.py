@@ -42,10 +42,11 @@ those fields are counted whole.
 
 Times are the rows' wall-clock seconds with the threads they ran with (their rows say which); the total is the time
 of the runs one after another (divide by the workers of a parallel sweep). A row that records its CPU time
-(``cpu_seconds``, rows since 2026-12-02) counts at the smaller of its wall clock and its CPU time (:func:`_quiet`): a
-run that shared its cores with other sweeps took longer on the wall clock than its own work, and for a run on one
-thread its CPU time is about its wall clock on a quiet machine (on more threads, an upper bound on it). Older rows,
-and rows made on another machine, carry the times they ran with: the estimate is a plan, not a promise.
+(``cpu_seconds``, rows since 2026-12-02) counts at the smaller of its wall clock and its CPU time
+(:func:`quiet_factor`): a run that shared its cores with other sweeps took longer on the wall clock than its own
+work, and for a run on one thread its CPU time is about its wall clock on a quiet machine (on more threads, an upper
+bound on it). Older rows, and rows made on another machine, carry the times they ran with: the estimate is a plan,
+not a promise.
 """
 from __future__ import annotations
 
@@ -219,10 +220,10 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             pair = _pair(r)
             shared = pair[1]
             exact.setdefault(_cell_identity(spec), []).append(pair)
-            own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0) * _quiet(r)
+            own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0) * quiet_factor(r)
             bare = max(pair[0] - own_cv, 0.0)
             fit = r.get("fit_seconds")
-            unit = float(fit) * _quiet(r) if isinstance(fit, int | float) and fit >= 0 else bare
+            unit = float(fit) * quiet_factor(r) if isinstance(fit, int | float) and fit >= 0 else bare
             regrid.setdefault(_rough(spec, params=True), []).append((bare, unit))
             rough.setdefault(_rough(spec), []).append((pair, _settings(spec)))
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
@@ -282,7 +283,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     return out
 
 
-def _quiet(r: dict[str, Any]) -> float:
+def quiet_factor(r: dict[str, Any]) -> float:
     """The factor from a row's wall-clock seconds to its price: its CPU time over its wall clock where the row
     records both and the CPU time is the smaller (a run slowed by other work on its cores), else 1."""
     cpu, total = r.get("cpu_seconds"), r.get("total_seconds")
@@ -292,12 +293,12 @@ def _quiet(r: dict[str, Any]) -> float:
 
 
 def _pair(r: dict[str, Any]) -> tuple[float, float]:
-    """A finished row's (seconds of its own, seconds of the CV its cell shares), priced by :func:`_quiet`: every row
+    """A finished row's (seconds of its own, seconds of the CV its cell shares), priced by :func:`quiet_factor`: every row
     of the cell names the shared CV's seconds, but only the run that computed it paid them (a run that read the
     cached choice took less time than the CV itself; the CV's seconds it names are another run's, kept as named)."""
     cv = r.get("cv")
     shared = float(r.get("cv_seconds") or 0.0) if isinstance(cv, dict) and cv.get("shared") else 0.0
-    total, quiet = float(r["total_seconds"]), _quiet(r)
+    total, quiet = float(r["total_seconds"]), quiet_factor(r)
     if total >= shared:
         return ((total - shared) * quiet, shared * quiet)
     return (_own_fit(r, total) * quiet, shared)

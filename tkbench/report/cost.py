@@ -4,7 +4,9 @@ For every entry of docs/reproduction.yaml with committed rows: the runs finished
 ``total_seconds``: CV and final fit, wall clock with the threads each row names, summed as if run one after
 another), and, for the accuracy tables, the estimated hours of the paper's full protocol: every (dataset, method)
 cell at the paper's number of draws: the draws run as they cost, each missing draw at the median
-``total_seconds`` of the cell's committed rows (so a CV shared by later splits is counted once).
+``total_seconds`` of the cell's committed rows (so a CV shared by later splits is counted once); a row that records its
+CPU time counts there at the smaller of its wall clock and its CPU time, as the dry run prices it
+(:func:`tkbench.bench.cost.quiet_factor`: a run slowed by other sweeps says so).
 The paper's draws are the entry's ``paper_splits`` in docs/reproduction.yaml, else the config's
 ``protocol.splits`` (the configs set it to the paper's and cut expensive methods with their own ``splits``). A
 cell with no finished row has no estimate, and the table says how many. The reductions are the config's notes that
@@ -19,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from tkbench.bench.cost import quiet_factor
 from tkbench.bench.store import ResultStore
 
 REDUCTION = re.compile(r"\b[Rr]eduction\s+(\d+[a-z]?)\b")
@@ -54,15 +57,18 @@ def entry_cost(root: Path, config: str, paper_splits: int | None) -> dict[str, A
     if not get_kind(exp.kind).headline:  # a figure's sweep (scaling, density, ...): its cost is as run
         return out
     draws = int(paper_splits or exp.protocol.splits)
-    per_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
+    per_cell: dict[tuple[str, str], list[float]] = defaultdict(list)  # the draws run, as they took
+    priced: dict[tuple[str, str], list[float]] = defaultdict(list)  # the same at their quiet price
     for r in ok:
-        per_cell[(str(r.get("dataset")), str(r.get("method")))].append(float(r["total_seconds"]))
+        cell = (str(r.get("dataset")), str(r.get("method")))
+        per_cell[cell].append(float(r["total_seconds"]))
+        priced[cell].append(float(r["total_seconds"]) * quiet_factor(r))
     cells = {(s.label, s.method) for s in plan}
     known = [c for c in cells if c in per_cell]
     out["paper_draws"] = draws
     out["full_runs"] = draws * len(cells)
     # the draws run, plus each missing draw at the cell's median (a shared CV is paid by the draws that ran it)
-    out["full_seconds"] = sum(sum(per_cell[c]) + max(0, draws - len(per_cell[c])) * statistics.median(per_cell[c])
+    out["full_seconds"] = sum(sum(per_cell[c]) + max(0, draws - len(per_cell[c])) * statistics.median(priced[c])
                               for c in known)
     out["cells_without_rows"] = len(cells) - len(known)
     return out
@@ -77,8 +83,9 @@ def cost_markdown(root: str | Path, entries) -> str:
              "*Hours run*: the finished rows' CV and final-fit time, one run after another (wall clock with the "
              "threads each row names; divide by the workers of a parallel sweep). *Paper's protocol*: every "
              "(dataset, method) cell of an accuracy table at the paper's number of draws: the draws run as they "
-             "cost, each missing draw at the median of the cell's committed rows: the speed of the code the rows were made with, on this "
-             "2-core machine. Reductions: as named in the config's notes (the report prints them under its "
+             "cost, each missing draw at the median of the cell's committed rows (a row that records its CPU time at the "
+             "smaller of its wall clock and its CPU time, as the dry run prices it): the speed of the code the rows "
+             "were made with, on this 2-core machine. Reductions: as named in the config's notes (the report prints them under its "
              "tables). What changed the speed since the rows were made, and what the remaining reductions would "
              "cost, is in [protocol.md](protocol.md#cost).", "",
              "| Config | runs | hours run | paper's draws | paper's protocol: runs | est. hours | reductions named |",

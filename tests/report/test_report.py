@@ -154,6 +154,28 @@ def test_significance_verdicts_follow_the_t_statistic_and_refuse_degenerate_data
     assert "0.0e+00" not in text
 
 
+def test_a_mean_of_too_few_splits_is_compared_with_the_best_never_used_as_it(results_folder):
+    """A cell with one finished split (a sweep under way) may have the best mean of its dataset: it is then compared
+    with the best of the methods that have at least 5 splits, and the others keep their verdicts against that,
+    instead of all reading 'undefined: 1 paired splits' against a single draw."""
+    cfg = {"name": "fewbest", "protocol": {"splits": 6, "seed": 1}, "datasets": ["liver"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"},
+                       {"name": "c", "family": "krr_rbf"}]}
+    exp, store, out = results_folder(cfg)
+    noise = [0.3, -0.2, 0.1, -0.4, 0.2, 0.0]
+    _write_rows(store, exp, lambda spec: {"a": 75.0 + noise[spec.split], "b": 70.0 - noise[spec.split] * 2,
+                                          "c": 90.0}[spec.method])
+    for row in store.rows():  # c has finished split 0 only
+        if row["method"] == "c" and row["split"] > 0:
+            (out / "rows" / f"{row['key']}.json").unlink()
+    text = build_report(out, ["md"])[0].read_text()
+    assert "| liver | c | a | 1 | +14.7 | undefined | 1.000 | undefined: 1 paired splits" in text
+    line = next(x for x in text.splitlines() if x.startswith("| liver | b | a | 6 |"))
+    assert line.endswith("| worse |")
+    assert "| liver | a | c |" not in text and "| liver | b | c |" not in text
+    assert "a mean of fewer is compared with it, never used as the reference" in text
+
+
 def test_check_passes_and_fails(fixture_results, tmp_path):
     runner = CliRunner()
     baseline = tmp_path / "baseline.json"

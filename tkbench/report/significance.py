@@ -1,6 +1,8 @@
 """Significance in every accuracy report with two or more methods on shared splits (issue 22).
 
-- Per dataset: each method against the dataset's best (by mean metric) on the splits both finished: mean
+- Per dataset: each method against the dataset's best (by mean metric; among the methods with at least
+  ``MIN_SPLITS`` finished splits where any has them, so that a mean of one or two draws is compared, not compared
+  against, and cannot leave every other method without a verdict) on the splits both finished: mean
   difference, the corrected resampled t-test (Nadeau & Bengio 2003; n_train and n_test from the pair's own rows,
   :func:`pair_sizes`) and the
   Wilcoxon signed-rank test; "tie" when the corrected t-test's p >= 0.05 (the test made for repeated random
@@ -58,10 +60,13 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
             continue
         metric = part["metric"].iloc[0]
         higher = HIGHER_IS_BETTER[metric]
-        best = part.loc[part["metric_mean"].idxmax() if higher else part["metric_mean"].idxmin(), "method"]
         cell = ok[ok["dataset"] == ds]
         if metric not in cell:
             continue
+        finished = cell.groupby("method")[metric].count()
+        enough = part[part["method"].map(finished).fillna(0) >= MIN_SPLITS]
+        among = enough if len(enough) else part  # a mean of fewer splits is no reference (module doc)
+        best = among.loc[among["metric_mean"].idxmax() if higher else among["metric_mean"].idxmin(), "method"]
         ref = cell[cell["method"] == best].set_index("split")[metric].dropna()
         for method in part["method"]:
             if method == best:
@@ -85,7 +90,9 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
              f"of freedom), which allows for the overlap of the training parts of repeated random splits; 'tie' when "
              f"its p >= {LEVEL}, else the sign of t says better or worse. The Wilcoxon signed-rank p is shown beside "
              f"it. No p-value ('undefined') from fewer than {MIN_SPLITS} shared splits, from identical results or "
-             "from differences that do not vary: floating-point noise is not evidence."]))
+             "from differences that do not vary: floating-point noise is not evidence. The dataset's best is the best "
+             f"mean among the methods with at least {MIN_SPLITS} finished splits there (where any has them): a mean "
+             "of fewer is compared with it, never used as the reference."]))
     means = summary.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
     methods = [m.name for m in res.experiment.methods if m.name in means.columns]
     complete = means[methods].dropna()

@@ -338,13 +338,16 @@ def test_a_row_is_priced_at_the_smaller_of_its_wall_clock_and_its_cpu_time():
     its CPU time counts at that (one thread: about its quiet wall clock); a run on two threads that used them both
     (CPU time above the wall clock) counts at its wall clock; a row without CPU time, as it ran. The shared CV's
     seconds scale with the row that computed them, and stay as named in a row that read the cached choice."""
-    from tkbench.bench.cost import _pair
+    from tkbench.bench.cost import _pair, quiet_factor
+
+    def priced(r):
+        return _pair(r, quiet_factor(r))
 
     base = {"status": "ok", "cv": None, "cv_seconds": 0.0}
-    assert _pair({**base, "total_seconds": 100.0, "cpu_seconds": 25.0}) == (25.0, 0.0)  # a quarter of a core
-    assert _pair({**base, "total_seconds": 100.0, "cpu_seconds": 170.0}) == (100.0, 0.0)  # two busy threads
-    assert _pair({**base, "total_seconds": 100.0}) == (100.0, 0.0)  # an older row
+    assert priced({**base, "total_seconds": 100.0, "cpu_seconds": 25.0}) == (25.0, 0.0)  # a quarter of a core
+    assert priced({**base, "total_seconds": 100.0, "cpu_seconds": 170.0}) == (100.0, 0.0)  # two busy threads
+    assert priced({**base, "total_seconds": 100.0}) == (100.0, 0.0)  # an older row
     shared = {"status": "ok", "cv": {"shared": True}, "cv_seconds": 80.0}
-    assert _pair({**shared, "total_seconds": 100.0, "cpu_seconds": 50.0}) == (10.0, 40.0)  # it computed the CV
-    read = _pair({**shared, "total_seconds": 10.0, "cpu_seconds": 5.0, "fit_seconds": 6.0, "predict_seconds": 1.0})
+    assert priced({**shared, "total_seconds": 100.0, "cpu_seconds": 50.0}) == (10.0, 40.0)  # it computed the CV
+    read = priced({**shared, "total_seconds": 10.0, "cpu_seconds": 5.0, "fit_seconds": 6.0, "predict_seconds": 1.0})
     assert read == (3.5, 80.0)  # its timed fit and prediction at its price; the CV as the row that ran it paid

@@ -121,11 +121,6 @@ def _identity(spec: RunSpec, without: tuple[str, ...] = ()) -> str:
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _cell_identity(spec: RunSpec) -> str:
-    """A run's cell: the same data, method, parameters, grid, scalers and protocol."""
-    return _identity(spec)
-
-
 DATA_FIELDS = ("dataset", "options", "fingerprint", "features", "subsample", "test_fraction", "size", "test_size")
 
 
@@ -210,20 +205,21 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     for r in rows:
         try:
             spec = None
+            quiet = quiet_factor(r)
             n, sizes = r.get("n_train"), sizes_of.get(r["spec"].get("family"), ())
+            pair = _pair(r, quiet)
             if isinstance(n, int) and any(abs(n - m) <= 0.1 * m for m in sizes):
                 spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
-                other_data.setdefault(_method_identity(spec), []).append((_pair(r), n, spec.label, r.get("n_classes")))
+                other_data.setdefault(_method_identity(spec), []).append((pair, n, spec.label, r.get("n_classes")))
             if (r["spec"].get("dataset"), r["spec"].get("family")) not in wanted:
                 continue
             spec = spec or _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
-            pair = _pair(r)
             shared = pair[1]
-            exact.setdefault(_cell_identity(spec), []).append(pair)
-            own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0) * quiet_factor(r)
+            exact.setdefault(_identity(spec), []).append(pair)  # the cell: same data, method, grid, protocol
+            own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0) * quiet
             bare = max(pair[0] - own_cv, 0.0)
             fit = r.get("fit_seconds")
-            unit = float(fit) * quiet_factor(r) if isinstance(fit, int | float) and fit >= 0 else bare
+            unit = float(fit) * quiet if isinstance(fit, int | float) and fit >= 0 else bare
             regrid.setdefault(_rough(spec, params=True), []).append((bare, unit))
             rough.setdefault(_rough(spec), []).append((pair, _settings(spec)))
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
@@ -239,7 +235,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
         cell = (s.label, s.method)
         if cell in out:
             continue
-        same = exact.get(_cell_identity(s))
+        same = exact.get(_identity(s))
         if same:
             out[cell] = made(same, "same runs", s)
             continue
@@ -292,13 +288,13 @@ def quiet_factor(r: dict[str, Any]) -> float:
     return 1.0
 
 
-def _pair(r: dict[str, Any]) -> tuple[float, float]:
+def _pair(r: dict[str, Any], quiet: float) -> tuple[float, float]:
     """A finished row's (seconds of its own, seconds of the CV its cell shares), priced by :func:`quiet_factor`: every row
     of the cell names the shared CV's seconds, but only the run that computed it paid them (a run that read the
     cached choice took less time than the CV itself; the CV's seconds it names are another run's, kept as named)."""
     cv = r.get("cv")
     shared = float(r.get("cv_seconds") or 0.0) if isinstance(cv, dict) and cv.get("shared") else 0.0
-    total, quiet = float(r["total_seconds"]), quiet_factor(r)
+    total = float(r["total_seconds"])
     if total >= shared:
         return ((total - shared) * quiet, shared * quiet)
     return (_own_fit(r, total) * quiet, shared)

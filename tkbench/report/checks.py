@@ -104,19 +104,19 @@ def timing_notes(res) -> list[str]:
     if res.rows.empty or "cpu_seconds" not in res.rows or "status" not in res.rows:
         return []
     ok = res.rows[res.rows["status"] == "ok"]
-    shares = []
-    for _, row in ok.iterrows():
-        cpu, wall = row.get("cpu_seconds"), row.get("total_seconds")
-        threads = (row.get("provenance") if isinstance(row.get("provenance"), dict) else {}).get("blas_threads") or 1
-        if isinstance(cpu, int | float) and cpu == cpu and isinstance(wall, int | float) and wall > 0:
-            shares.append(float(cpu) / (float(wall) * float(threads)))
-    if not shares:
+    cpu = pd.to_numeric(ok["cpu_seconds"], errors="coerce")
+    wall = pd.to_numeric(ok["total_seconds"], errors="coerce") if "total_seconds" in ok else cpu * float("nan")
+    prov = ok["provenance"] if "provenance" in ok else pd.Series([None] * len(ok), index=ok.index)
+    threads = pd.to_numeric(prov.map(lambda p: p.get("blas_threads") if isinstance(p, dict) else None),
+                            errors="coerce").fillna(1).where(lambda t: t > 0, 1)
+    shares = (cpu / (wall.where(wall > 0) * threads)).dropna()
+    if shares.empty:
         return []
-    median = float(pd.Series(shares).median())
+    median = float(shares.median())
     missing = len(ok) - len(shares)
     text = (f"Timings are wall clock, as each run ran. CPU share (CPU time / (wall clock x the run's BLAS threads)) "
-            f"of the {len(shares)} ok runs that record it: median {median:.2f} (range {min(shares):.2f}-"
-            f"{max(shares):.2f})")
+            f"of the {len(shares)} ok runs that record it: median {median:.2f} (range {shares.min():.2f}-"
+            f"{shares.max():.2f})")
     if missing:
         text += f"; {missing} older rows do not record it"
     if median < BUSY_SHARE:

@@ -205,13 +205,17 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     for r in rows:
         try:
             spec = None
-            quiet = quiet_factor(r)
             n, sizes = r.get("n_train"), sizes_of.get(r["spec"].get("family"), ())
+            near = isinstance(n, int) and any(abs(n - m) <= 0.1 * m for m in sizes)
+            same_cell = (r["spec"].get("dataset"), r["spec"].get("family")) in wanted
+            if not (near or same_cell):  # a row of no use to this plan: its times are not read
+                continue
+            quiet = quiet_factor(r)
             pair = _pair(r, quiet)
-            if isinstance(n, int) and any(abs(n - m) <= 0.1 * m for m in sizes):
+            if near:
                 spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
                 other_data.setdefault(_method_identity(spec), []).append((pair, n, spec.label, r.get("n_classes")))
-            if (r["spec"].get("dataset"), r["spec"].get("family")) not in wanted:
+            if not same_cell:
                 continue
             spec = spec or _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
             shared = pair[1]

@@ -27,8 +27,6 @@ INCOMPLETE: dict[str, dict[str, str]] = {}
 SWEEPING = "the benchmark runs over several sessions with resume (issue 51); these rows are not in yet"
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
-    "kernel_benchmark": {f"*/{m}": SWEEPING for m in (
-        "SimpleMKL", "GPyTorch_SM")},
     "kernel_benchmark_grids": {f"*/{m}": SWEEPING for m in ("TK_wide", "SimpleMKL_wide")},
     "steinwart2016_table1": {
         **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; RF (30) and DNN (5) in since 2026-11-29, the "

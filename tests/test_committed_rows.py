@@ -36,7 +36,7 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
            "sessions with resume" for m in ("SVM", "HGK_refit", "HGK_cv_refit")}},
     "investigate_gas_turbine_cv": {f"*/{m}": "issue 50: CV on 4000 and 8000 Gas Turbine rows, added 2026-12-02; "
                                    "about 0.4 core-hours a run at 4000 rows, more at 8000, over several sessions"
-                                   for m in ("tk_fw_cv4000", "tk_fw_cv8000")},
+                                   for m in ("tk_fw_cv8000",)},
     "ghiasi2010_table2": {f"german/{m}": "issue 50: German with the full beta grid, added 2026-11-30; its one CV "
                           "(about 8 core-hours at beta = 0.1) runs over several sessions with resume"
                           for m in ("CM_full", "CGM_full")},

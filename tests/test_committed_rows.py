@@ -34,9 +34,8 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
            "rows) resumed from checkpoints" for ds in ("higgs", "cod")},
         **{f"*/{m}": "issue 50: the SVM's draws 2-5, HGK_refit's 5 draws and HGK_cv_refit's 3 run over several "
            "sessions with resume" for m in ("SVM", "HGK_refit", "HGK_cv_refit")}},
-    "investigate_gas_turbine_cv": {f"*/{m}": "issue 50: CV on 4000 and 8000 Gas Turbine rows, added 2026-12-02; "
-                                   "about 0.4 core-hours a run at 4000 rows, more at 8000, over several sessions"
-                                   for m in ("tk_fw_cv8000",)},
+    "investigate_gas_turbine_cv": {"gas_turbine/tk_fw_cv8000": "issue 50: the CV on 8000 Gas Turbine rows, added "
+                                   "2026-12-02 (the 4000-row runs took 0.2-0.4 core-hours each); over several sessions"},
     "ghiasi2010_table2": {f"german/{m}": "issue 50: German with the full beta grid, added 2026-11-30; its one CV "
                           "(about 8 core-hours at beta = 0.1) runs over several sessions with resume"
                           for m in ("CM_full", "CGM_full")},

@@ -25,7 +25,11 @@ results folder beside it or under ``results/`` (the committed sweeps):
   whose parameters, grid and scalers differ from the planned run's in the fewest names (:func:`_differing`), which
   the basis names ("same family and size; objective differs"). Before 2026-12-02 every such row counted, so a few
   cheap pilot rows of a study could outvote the one row of the planned settings and price a cell 50-200 times too
-  low (the measured case: docs/protocol.md);
+  low (the measured case: docs/protocol.md). A row whose grid differs from the planned run's is taken apart as for
+  "same method, other grid": its run without its own CV, plus the planned CV's fits at the row's final-fit seconds
+  (the basis adds "CV as N of their fits", or "without their CV" for a planned run with no grid). Until
+  2026-12-02 such rows were taken as they ran, so fixed-parameter rows priced a cell with a 24-fit CV at one fit:
+  paper 003's Gas Turbine CV at 4000 rows at 59 s a run, where its five runs took 788-1389 s (now 1.5e3 s);
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its
@@ -225,7 +229,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             fit = r.get("fit_seconds")
             unit = float(fit) * quiet if isinstance(fit, int | float) and fit >= 0 else bare
             regrid.setdefault(_rough(spec, params=True), []).append((bare, unit))
-            rough.setdefault(_rough(spec), []).append((pair, _settings(spec)))
+            rough.setdefault(_rough(spec), []).append((pair, _settings(spec), (bare, unit)))
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
             continue
 
@@ -273,12 +277,22 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             out[cell] = None
             continue
         mine = _settings(s)
-        apart = [_differing(mine, settings) for _, settings in near]
+        apart = [_differing(mine, settings) for _, settings, _ in near]
         fewest = min(len(d) for d in apart)
-        nearest = [pair for (pair, _), d in zip(near, apart, strict=True) if len(d) == fewest]
+        fits = cv_fits(s)
+        nearest, regridded = [], False
+        for (pair, _, (bare, unit)), d in zip(near, apart, strict=True):
+            if len(d) != fewest:
+                continue
+            if "grid" in d:  # the row's CV is not the planned run's: its run without it, plus the planned CV's fits
+                regridded = True
+                pair = (bare, unit * fits) if s.tuning else (bare + unit * fits, 0.0)
+            nearest.append(pair)
         names = sorted({n for d in apart if len(d) == fewest for n in d})
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         basis = "same family and size" + (f"; {shown} {'differs' if len(names) == 1 else 'differ'}" if names else "")
+        if regridded:
+            basis += f"; CV as {fits} of their fits" if fits else "; without their CV"
         out[cell] = made(nearest, basis, s)
     return out
 

@@ -190,7 +190,7 @@ def run_experiment(
             console.print(gate.describe(pending), markup=False, highlight=False)
         _print_empty(console, exp, listing=True)
         whole = plan if only is None and splits is None else make_plan(exp)
-        _print_saved_states(console, store, pending, {s.key for s in whole})
+        _print_saved_states(console, store, pending, whole)
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
     check_requirements(exp, todo(plan, store, force, skip_failed))  # an optional extra missing: one error now (exit 2)
     check_data(exp, todo(plan, store, force, skip_failed))  # bad data or sizes: one error now (exit 2), before any file is made
@@ -287,9 +287,22 @@ def _print_adopted(console: Console, adopted: set[str], reuse: list[str | Path] 
                       f"{', '.join(map(str, reuse or []))} (same run keys)")
 
 
+def _state_keys(spec: RunSpec) -> set[str]:
+    """The keys a run's saved states are filed under (:meth:`ResultStore.saved_states`): its run key, and the
+    tuning keys of the CV its cell's splits share (``tuning``), which any of its runs continues."""
+    if not (spec.tuning and spec.grid):
+        return {spec.key}
+    from tkbench.bench.tuning import tuning_key
+
+    return {spec.key, *(tuning_key(spec, r, seed) for r, seed in enumerate(spec.tuning["seeds"]))}
+
+
 def _continuing(pending: list[RunSpec], states: dict[str, list[Path]]) -> list[RunSpec]:
-    """The runs still to do that continue from a saved state (:meth:`ResultStore.saved_states`)."""
-    return [s for s in pending if s.key in states]
+    """The runs still to do that continue from a saved state (:meth:`ResultStore.saved_states`): their own, or
+    their cell's shared CV's."""
+    if not states:
+        return []
+    return [s for s in pending if not _state_keys(s).isdisjoint(states)]
 
 
 def _started_first(pending: list[RunSpec], states: dict[str, list[Path]]) -> list[RunSpec]:
@@ -298,19 +311,23 @@ def _started_first(pending: list[RunSpec], states: dict[str, list[Path]]) -> lis
     leave the other workers idle behind it, and fewer partial states are left when the sweep is stopped again.
     The order changes no result (every run is seeded from the config alone)."""
     first = _continuing(pending, states)
-    return first + [s for s in pending if s.key not in states]
+    keys = {s.key for s in first}
+    return first + [s for s in pending if s.key not in keys]
 
 
-def _print_saved_states(console: Console, store: ResultStore, pending: list[RunSpec], planned: set[str]) -> None:
+def _print_saved_states(console: Console, store: ResultStore, pending: list[RunSpec], whole: list[RunSpec]) -> None:
     """The dry run's word on saved states (:meth:`ResultStore.saved_states`): which runs still to do continue
     from one (they run first, :func:`_started_first`), and which files belong to no run of the config (left by
     runs whose keys changed: never read again, safe to delete)."""
     states = store.saved_states()
+    planned = {s.key for s in whole}
     resuming = _continuing(pending, states)
     if resuming:
         names = ", ".join(f"{s.label}/{s.method} split {s.split}" for s in resuming)
         console.print(f"{len(resuming)} of the runs to run continue from their saved state (they run first): {names}",
                       highlight=False, soft_wrap=True)
+    if states:  # the shared CVs' tuning keys are planned too
+        planned = planned | {k for s in whole for k in _state_keys(s)}
     stale = {key: paths for key, paths in states.items() if key not in planned}
     if stale:
         files = [display_path(p) for paths in stale.values() for p in paths]

@@ -250,11 +250,13 @@ class ResultStore:
         return self.root / CONFIG
 
     def saved_states(self) -> dict[str, list[Path]]:
-        """Run key -> the files a run stopped midway left to resume from: its learner's states under
-        ``checkpoints/`` and its finished CV folds (``tuning/<key>.cv.folds.json``). A finished run removes them,
-        so a key here is either still to run or no longer planned (its run key changed)."""
+        """Key -> the files a run or a shared CV stopped midway left to resume from: a run's learner states under
+        ``checkpoints/<run key>...`` and its own CV's finished folds (``tuning/<run key>.cv.folds.json``); a CV
+        shared by a cell's splits, its finished folds (``tuning/<tuning key>.folds.json``) and its fits' states
+        (``checkpoints/<tuning key>.cv...``). A finished run or CV removes them, so a key here is either still to
+        run or no longer planned (its key changed)."""
         found: dict[str, list[Path]] = {}
-        folders = [(self.root / CHECKPOINTS, "*"), (self.root / TUNING, "*.cv.folds.json")]
+        folders = [(self.root / CHECKPOINTS, "*"), (self.root / TUNING, "*.folds.json")]
         for folder, pattern in folders:
             if folder.is_dir():
                 for path in sorted(folder.glob(pattern)):

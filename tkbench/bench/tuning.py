@@ -263,13 +263,17 @@ def shared_selection(spec: RunSpec, estimator, family: Family, training_part, *,
     first k splits (``training_part(r, seed) -> (X, y)``), then :func:`combine_choices`. Each split's CV result is
     cached in ``<root>/tuning/<key>.json`` under a file lock, so that the runs of a cell compute it once: a worker
     that finds a split's lock taken moves on to the next split and waits only at the end. A split's CV keeps its
-    finished folds in ``<key>.folds.json`` while it runs, so that a sweep stopped midway resumes it fold by fold."""
+    finished folds in ``<key>.folds.json`` while it runs, so that a sweep stopped midway resumes it fold by fold,
+    and, for a family with ``checkpoint_cv_fits``, each fit's own state under ``<root>/checkpoints/<key>.cv<f>-<c>``
+    (:func:`select_params`), so that a CV fit longer than a session continues within that fit (before 2026-12-03
+    a shared CV restarted a killed fit: German's TK_wide cell, whose C = 1e4 fits run for hours, could never have
+    finished across sessions)."""
     import fcntl
     import json
     import os
     from pathlib import Path
 
-    from tkbench.bench.store import TUNING, write_json_atomic
+    from tkbench.bench.store import CHECKPOINTS, TUNING, write_json_atomic
 
     k, seeds = int(spec.tuning["first"]), list(spec.tuning["seeds"])
     folder = Path(root) / TUNING if root else None
@@ -277,10 +281,12 @@ def shared_selection(spec: RunSpec, estimator, family: Family, training_part, *,
 
     def compute(r: int) -> dict[str, Any]:
         X, y = training_part(r, seeds[r])
-        partial = (folder / tuning_key(spec, r, seeds[r])).with_suffix(".folds.json") if folder is not None else None
+        key = tuning_key(spec, r, seeds[r])
+        partial = (folder / key).with_suffix(".folds.json") if folder is not None else None
+        states = str(Path(root) / CHECKPOINTS / f"{key}.cv") if root else None
         chosen, report = select_params(estimator, family, spec.grid, X, y, task=task, k=spec.cv_folds,
                                        seed=seeds[r], stratify=spec.stratify, cv_score=spec.cv_score,
-                                       target_range=target_range, checkpoint=partial)
+                                       target_range=target_range, checkpoint=partial, fit_checkpoint=states)
         return {"split": r, "chosen": chosen, "best_score": report["best_score"], "seconds": report["seconds"],
                 "scores": report["scores"]}
 

@@ -197,3 +197,65 @@ def test_a_resumed_fit_does_not_keep_the_starting_kernel(monkeypatch):
     assert held["matrix"] == m * m * 8
     # the new K is allocated and the starting one released: the call adds about one matrix, not two
     assert held["extra"] < 0.5 * held["matrix"], held
+
+
+def test_a_shared_cv_killed_inside_a_tk_fit_continues_within_that_fit(write_config, tmp_path, monkeypatch):
+    """A CV shared by a cell's splits (tune_on_first) gives each TK fit its own state file
+    (<out>/checkpoints/<tuning key>.cv<fold>-<candidate>, Family.checkpoint_cv_fits): a sweep killed inside a CV fit
+    continues within that fit (before 2026-12-03 it restarted it, and a fit longer than a session never ended). The
+    dry run names the run as continuing, not its files as stale; the resumed CV chooses what an uninterrupted one
+    does, with the same scores, and leaves no state behind."""
+    from typer.testing import CliRunner
+
+    from tkbench.bench.execute import execute
+    from tkbench.bench.plan import make_plan
+    from tkbench.bench.tuning import tuning_key
+    from tkbench.cli import app
+    from tkbench.config import load_config
+
+    config = {
+        "name": "sharedckpt", "kind": "accuracy", "protocol": {"splits": 1, "seed": 0, "cv_folds": 2, "tune_on_first": 1},
+        "datasets": [{"name": "airfoil", "alias": "airfoil", "subsample": 200}],
+        "methods": [{"name": "tk", "family": "tk", "grid": {"C": [1.0, 10.0]},
+                     "params": {"delta": 0.1, "tol": 1e-6, "max_iter": 8, "dual_solver": "smo"}}],
+    }
+    path = write_config(config)
+    spec = make_plan(load_config(path))[0]
+    out = tmp_path / "out"
+    saves, original = [], Checkpoint.save
+
+    def save_then_die(self, arrays, facts):
+        original(self, arrays, facts)
+        saves.append(self.path)
+        if len(saves) == 2:  # inside the first CV fit (fold 0, C = 1), after its second iteration
+            raise _KilledAfterFit
+
+    monkeypatch.setattr(Checkpoint, "save", save_then_die)
+    with pytest.raises(_KilledAfterFit):
+        execute(spec.to_dict(), {}, root=str(out))
+    key = tuning_key(spec, 0, spec.tuning["seeds"][0])
+    assert saves[0] == out / "checkpoints" / f"{key}.cv0-0.0.npz" and saves[0].exists()
+    monkeypatch.setattr(Checkpoint, "save", original)
+
+    dry = CliRunner().invoke(app, ["run", str(path), "--dry-run", "--out", str(out)])
+    text = " ".join(dry.output.split())
+    assert dry.exit_code == 0, dry.output
+    assert "1 of the runs to run continue from their saved state" in text and "no run of this config" not in text
+
+    loads, original_load = [], Checkpoint.load
+
+    def recording_load(self):
+        state = original_load(self)
+        loads.append(state is not None)
+        return state
+
+    monkeypatch.setattr(Checkpoint, "load", recording_load)
+    resumed = execute(spec.to_dict(), {}, root=str(out))
+    assert resumed["status"] == "ok", resumed.get("traceback")
+    assert loads[0] is True and not any(loads[1:])  # the killed fit continued; every later fit started afresh
+    assert not [p for p in (out / "checkpoints").iterdir() if p.name.startswith(key)]
+    monkeypatch.setattr(Checkpoint, "load", original_load)
+    fresh = execute(spec.to_dict(), {}, root=str(tmp_path / "fresh"))
+    assert fresh["chosen_params"] == resumed["chosen_params"]
+    assert fresh["cv"]["best_scores"] == pytest.approx(resumed["cv"]["best_scores"], rel=1e-6)
+    assert fresh["mse"] == pytest.approx(resumed["mse"], rel=1e-6)

@@ -266,8 +266,8 @@ def shared_selection(spec: RunSpec, estimator, family: Family, training_part, *,
     finished folds in ``<key>.folds.json`` while it runs, so that a sweep stopped midway resumes it fold by fold,
     and, for a family with ``checkpoint_cv_fits``, each fit's own state under ``<root>/checkpoints/<key>.cv<f>-<c>``
     (:func:`select_params`), so that a CV fit longer than a session continues within that fit (before 2026-12-03
-    a shared CV restarted a killed fit: German's TK_wide cell, whose C = 1e4 fits run for hours, could never have
-    finished across sessions)."""
+    a shared CV restarted a killed fit: German's TK_wide cell, whose first C = 1e4 fit ran 55 minutes unfinished,
+    might never have finished across sessions)."""
     import fcntl
     import json
     import os

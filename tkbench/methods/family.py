@@ -37,7 +37,7 @@ class Family:
     ``warm_start``: the model has a scikit-learn ``warm_start`` parameter and CV may fit one model along the grid
     within a fold, each fit starting from the previous solution (SimpleMKL's kernel weights).
     ``checkpoint_cv_fits``: the model has a ``checkpoint`` parameter (a path prefix for its saved state) and its CV
-    fits are long enough (HGK: up to half an hour each; TK: hours at C = 1e4 on German) to give each its own, so
+    fits are long enough (HGK: up to half an hour each; TK: over 55 minutes at C = 1e4 on German) to give each its own, so
     that a CV killed inside a fit continues within that fit, not at its start, in a run's own CV and in a CV
     shared by a cell's splits alike. Off for families whose CV fits are short and whose saving costs time.
     ``scales_inside``: the scaling the estimator applies to its inputs itself (TK: min-max to [0, 1]^n, the

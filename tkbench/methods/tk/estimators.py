@@ -535,7 +535,7 @@ register(Family(
     compile=compile_all,
     changed_defaults={"dual_solver": ("libsvm", "auto")},  # 2026-11-28 (issue 50): SMO above m = 1000
     # each CV fit saves its Frank-Wolfe state after every iteration (frank_wolfe.py): a fit at C = 1e4 on German
-    # runs for hours, longer than a session. Measured 2026-12-03 (TKClassifier, C = 10, delta = 1, basis x, random
+    # ran 55 minutes unfinished, and one longer than a session would never end. Measured 2026-12-03 (TKClassifier, C = 10, delta = 1, basis x, random
     # data, beside two sweeps): with its state saved a fit took as long as without, 1.07 / 1.10 s against 1.14 /
     # 1.11 s (560 rows, 3 iterations), 0.98 / 0.96 s against 0.96 / 0.99 s (640 rows), 58.8 / 60.0 s against
     # 59.7 / 60.5 s (166 rows, 100 iterations: a save per iteration); the state is P and the duals, kilobytes

@@ -22,12 +22,8 @@ FOLDERS = sorted({p.parent.parent for p in (ROOT / "results").glob("*/rows/*.jso
                   if (ROOT / "configs" / f"{p.parent.parent.name}.yaml").exists()})
 # config name -> {"dataset/method": why its planned runs are not all stored}; empty while every plan is complete
 INCOMPLETE: dict[str, dict[str, str]] = {}
-# config name -> {method: why} for sweeps that run over several sessions: any cell of those methods may still lack
-# rows; each method named must still have one (then it leaves this list)
-SWEEPING = "the benchmark runs over several sessions with resume (issue 51); these rows are not in yet"
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
-    "kernel_benchmark_grids": {"german/TK_wide": SWEEPING},
     "steinwart2016_table1": {
         **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; RF (30) and DNN (5) in since 2026-11-29, the "
            "SVM's first draw since 2026-11-30, cod's HGK since 2026-12-02; higgs' HGK (about 15 core-hours at 7000 "

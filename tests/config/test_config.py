@@ -327,7 +327,7 @@ def test_the_grids_sensitivity_config_reuses_the_benchmark_s_cells_and_widens_on
     """configs/kernel_benchmark_grids.yaml: its TK, TK_block and SimpleMKL cells, and its RBF SVM (the reference of the
     main board's verdicts), are the benchmark's own runs on its binary classification sets below 1000 rows (the same
     run keys, so --reuse adopts them); each _wide method is its namesake with a C grid that contains the namesake's
-    and extends past both ends, on the same splits."""
+    and extends past both ends, on the same splits (TK_wide but German, a reduction named in the config's notes)."""
     from tkbench.bench.plan import make_plan
 
     main = make_plan(load_config(ROOT / "configs" / "kernel_benchmark.yaml"))
@@ -341,8 +341,9 @@ def test_the_grids_sensitivity_config_reuses_the_benchmark_s_cells_and_widens_on
     for name in names:
         narrow = next(s for s in side if s.method == name)
         wide = [s for s in side if s.method == f"{name}_wide"]
+        left_out = {"german"} if name == "TK" else set()  # TK_wide's reduction (cost: its C = 1e4 fits stall)
         assert {(s.label, s.split, s.seed) for s in wide} == {(s.label, s.split, s.seed) for s in side
-                                                               if s.method == name}
+                                                               if s.method == name and s.label not in left_out}
         grid, wide_grid = narrow.grid, wide[0].grid
         assert set(grid["C"]) < set(wide_grid["C"]) and min(wide_grid["C"]) < min(grid["C"])
         assert {k: v for k, v in grid.items() if k != "C"} == {k: v for k, v in wide_grid.items() if k != "C"}

@@ -305,6 +305,12 @@ def _continuing(pending: list[RunSpec], states: dict[str, list[Path]]) -> list[R
     return [s for s in pending if not _state_keys(s).isdisjoint(states)]
 
 
+def _shared_cells(resuming: list[RunSpec], states: dict[str, list[Path]]) -> list[str]:
+    """The cells (``dataset/method``) among ``resuming`` that continue a CV shared by their splits: their runs
+    are counted as continuing, though only the one that takes the CV's lock resumes it."""
+    return list(dict.fromkeys(f"{s.label}/{s.method}" for s in resuming if s.key not in states))
+
+
 def _started_first(pending: list[RunSpec], states: dict[str, list[Path]]) -> list[RunSpec]:
     """The runs to do, those continuing from a saved state first (each group in plan order): work begun in an
     earlier session is finished before new work starts, so a long run resumed at the end of a sweep does not
@@ -322,10 +328,15 @@ def _print_saved_states(console: Console, store: ResultStore, pending: list[RunS
     states = store.saved_states()
     planned = {s.key for s in whole}
     resuming = _continuing(pending, states)
-    if resuming:
-        names = ", ".join(f"{s.label}/{s.method} split {s.split}" for s in resuming)
-        console.print(f"{len(resuming)} of the runs to run continue from their saved state (they run first): {names}",
+    own = [s for s in resuming if s.key in states]
+    if own:
+        names = ", ".join(f"{s.label}/{s.method} split {s.split}" for s in own)
+        console.print(f"{len(own)} of the runs to run continue from their saved state (they run first): {names}",
                       highlight=False, soft_wrap=True)
+    cells = _shared_cells(resuming, states)
+    if cells:
+        console.print(f"{len(cells)} cell(s) continue their shared CV from its saved state (their runs run first): "
+                      f"{', '.join(cells)}", highlight=False, soft_wrap=True)
     if states:  # the shared CVs' tuning keys are planned too
         planned = planned | {k for s in whole for k in _state_keys(s)}
     stale = {key: paths for key, paths in states.items() if key not in planned}
@@ -352,8 +363,11 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     context = {**provenance.collect(n_workers, backend, threads), "client_pid": os.getpid()}
     states = store.saved_states()
     pending = _started_first(pending, states)
-    resuming = len(_continuing(pending, states))
-    resuming_note = f" ({resuming} from a saved state, run first)" if resuming else ""
+    continuing = _continuing(pending, states)
+    own, cells = sum(s.key in states for s in continuing), len(_shared_cells(continuing, states))
+    parts = ([f"{own} from a saved state"] if own else []) + \
+        ([f"{cells} cell(s)' shared CV from a saved state"] if cells else [])
+    resuming_note = f" ({', '.join(parts)}, run first)" if parts else ""
     console.print(f"[bold]{exp.name}[/]: {len(plan)} runs planned, {outcome.skipped} already done, "
                   f"{len(pending)} to run{resuming_note} on {n_workers} worker(s) ({backend}), {threads} BLAS "
                   f"thread(s) each -> {display_path(out)}")

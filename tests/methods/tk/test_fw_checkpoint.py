@@ -203,7 +203,7 @@ def test_a_shared_cv_killed_inside_a_tk_fit_continues_within_that_fit(write_conf
     """A CV shared by a cell's splits (tune_on_first) gives each TK fit its own state file
     (<out>/checkpoints/<tuning key>.cv<fold>-<candidate>, Family.checkpoint_cv_fits): a sweep killed inside a CV fit
     continues within that fit (before 2026-12-03 it restarted it, and a fit longer than a session never ended). The
-    dry run names the run as continuing, not its files as stale; the resumed CV chooses what an uninterrupted one
+    dry run names the cell as continuing its shared CV, not its files as stale; the resumed CV chooses what an uninterrupted one
     does, with the same scores, and leaves no state behind."""
     from typer.testing import CliRunner
 
@@ -240,7 +240,8 @@ def test_a_shared_cv_killed_inside_a_tk_fit_continues_within_that_fit(write_conf
     dry = CliRunner().invoke(app, ["run", str(path), "--dry-run", "--out", str(out)])
     text = " ".join(dry.output.split())
     assert dry.exit_code == 0, dry.output
-    assert "1 of the runs to run continue from their saved state" in text and "no run of this config" not in text
+    assert "1 cell(s) continue their shared CV from its saved state (their runs run first): airfoil/tk" in text
+    assert "of the runs to run continue" not in text and "no run of this config" not in text
 
     loads, original_load = [], Checkpoint.load
 

@@ -26,14 +26,12 @@ results folder beside it or under ``results/`` (the committed sweeps):
   the basis names ("same family and size; objective differs"). Before 2026-12-02 every such row counted, so a few
   cheap pilot rows of a study could outvote the one row of the planned settings and price a cell 50-200 times too
   low (the measured case: docs/protocol.md). A row that differs from the planned run only in its grid and in the
-  values of grid parameters (fixed C and delta against a grid over them) is the same method at other grid points,
+  values of grid parameters (fixed parameters against a grid over them) is the same method at other grid points,
   and is taken apart as for "same method, other grid": its run without its own CV, plus the planned CV's fits at
   the row's final-fit seconds (the basis adds "CV as N of their fits", or "without their CV" for a planned run with
-  no grid). Until 2026-12-02 such rows were taken as they ran, so a fixed-parameter fit priced a cell with a
-  24-fit CV at one fit: paper 003's Gas Turbine CV at 4000 rows at 59 s a run, where its five runs took 788-1389 s
-  (now 1.5e3 s). A row that differs in other parameters too is taken as it ran: its fit is another method's, and
-  may itself cover several candidates (HGK's D3 selection over 7 architectures, one fit 5200 s on cycle, against
-  27 185 s for the 35 fits of its 5-fold architecture CV: as a unit it would price that CV 6.7 times too high);
+  no grid); until 2026-12-02 such rows were taken as they ran, pricing a 24-fit CV at one fit. A row that differs
+  in other parameters too is taken as it ran: its fit is another method's, and may itself cover several candidates,
+  so as a unit it could price the planned CV several times too high (both measured cases: docs/protocol.md);
 - none: no estimate ("no rows"), and the total says how many cells it leaves out.
 
 A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per cell: a row that carried it (its

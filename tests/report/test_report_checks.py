@@ -209,3 +209,87 @@ def test_the_cost_table_prices_missing_draws_at_the_rows_quiet_price(tmp_path):
     after = entry_cost(tmp_path, name, 3)
     assert after["seconds"] == pytest.approx(before["seconds"])  # hours run: as they took
     assert after["full_seconds"] == pytest.approx(before["seconds"] + 2 * before["seconds"] / 4)
+
+
+def test_the_cost_table_counts_the_paper_draws_only_and_applies_measured_speedups(tmp_path):
+    """A cell counts at most the paper's draws (its first splits); "today's defaults" divides the rows a speedup
+    names (family, parameter values, an unset parameter as None, training size, made before the change) by its
+    factor, the whole run or with part: fit the final fit only; rows it does not name keep their time."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    from tkbench.report.cost import Speedup, cost_markdown, entry_cost
+    from tkbench.report.reproduction import Entry
+
+    root = Path(__file__).resolve().parents[2]
+    name = "investigate_hgk_reductions"  # three draws of every cell
+    (tmp_path / "configs").mkdir()
+    shutil.copy(root / "configs" / f"{name}.yaml", tmp_path / "configs" / f"{name}.yaml")
+    shutil.copytree(root / "results" / name, tmp_path / "results" / name)
+    rows = [json.loads(p.read_text()) for p in (tmp_path / "results" / name / "rows").glob("*.json")]
+    for path in (tmp_path / "results" / name / "rows").glob("*.json"):  # no load recorded: prices are wall clock
+        row = json.loads(path.read_text())
+        row.pop("cpu_seconds", None)
+        path.write_text(json.dumps(row))
+    ok = [r for r in rows if r.get("status") == "ok"]
+    first = [r for r in ok if r["split"] == min(q["split"] for q in ok)]
+    one = entry_cost(tmp_path, name, 1)
+    assert one["full_seconds"] == pytest.approx(sum(r["total_seconds"] for r in first))  # one draw: the first only
+    assert one["today_seconds"] == pytest.approx(one["full_seconds"])  # no speedup named
+    family = ok[0]["family"]
+    some = next(k for k, v in ok[0]["params"].items() if isinstance(v, str | int | float) and not isinstance(v, bool))
+    value = ok[0]["params"][some]
+    match = [r for r in first if r["family"] == family and r["params"].get(some) == value]
+    assert match
+    late = "2999-01-01"
+    half = Speedup(name="x", family=family, params={some: (value,)}, before=late, factor=2.0, measured="m")
+    whole = entry_cost(tmp_path, name, 1, (half,))
+    assert whole["today_seconds"] == pytest.approx(one["full_seconds"] - sum(r["total_seconds"] for r in match) / 2)
+    assert whole["speedups_used"] == {"x": len([r for r in ok if r["family"] == family
+                                                and r["params"].get(some) == value])}
+    fit = Speedup(name="x", family=family, params={some: (value,)}, before=late, factor=2.0, measured="m", part="fit")
+    assert entry_cost(tmp_path, name, 1, (fit,))["today_seconds"] == pytest.approx(
+        one["full_seconds"] - sum(min(r["total_seconds"], r["fit_seconds"]) for r in match) / 2)
+    # not named: another value, an unset parameter where only a value is allowed, made after, too few rows
+    for other in (Speedup(name="x", family=family, params={some: ("no such value",)}, before=late, factor=2.0,
+                          measured="m"),
+                  Speedup(name="x", family=family, params={"no_such_param": (1,)}, before=late, factor=2.0,
+                          measured="m"),
+                  Speedup(name="x", family=family, params={}, before="2000-01-01", factor=2.0, measured="m"),
+                  Speedup(name="x", family=family, params={}, before=late, factor=2.0, measured="m",
+                          min_train=10 ** 9)):
+        assert entry_cost(tmp_path, name, 1, (other,))["today_seconds"] == pytest.approx(one["full_seconds"])
+    unset = Speedup(name="x", family=family, params={"no_such_param": (None,)}, before=late, factor=2.0, measured="m")
+    assert entry_cost(tmp_path, name, 1, (unset,))["today_seconds"] < one["full_seconds"]  # None: a row without it
+    text = cost_markdown(tmp_path, (Entry(config=name, title="t", paper_splits=1),), (half,))
+    assert "## Today's defaults" in text and f"`{name}` {whole['speedups_used']['x']}" in text
+
+
+def test_a_malformed_speedup_is_a_clear_input_error(tmp_path):
+    import pytest
+
+    from tkbench.errors import InputError
+    from tkbench.report.cost import load_speedups
+
+    (tmp_path / "docs").mkdir()
+    good = {"name": "x", "family": "tk", "params": "{}", "before": "'2026-11-28'", "factor": "1.5", "measured": "m"}
+    assert load_speedups(tmp_path) == ()
+
+    def write(**change):
+        item = {**good, **change}
+        body = ", ".join(f"{k}: {v}" for k, v in item.items() if v is not None)
+        (tmp_path / "docs" / "reproduction.yaml").write_text(f"speedups: [{{{body}}}]\n")
+
+    write()
+    (sp,) = load_speedups(tmp_path)
+    assert sp.factor == 1.5 and sp.part == "run" and sp.params == {}
+    for change, field in [({"factor": "0.5"}, "factor"), ({"factor": "fast"}, "factor"), ({"before": "soon"}, "before"),
+                          ({"part": "cv"}, "part"), ({"params": "[a]"}, "params"), ({"min_train": "-1"}, "min_train"),
+                          ({"measured": None}, "missing"), ({"speed": "2"}, "unknown")]:
+        write(**change)
+        with pytest.raises(InputError, match=field) as err:
+            load_speedups(tmp_path)
+        assert "reproduction.yaml: speedups[0]" in str(err.value)

@@ -11,20 +11,104 @@ The paper's draws are the entry's ``paper_splits`` in docs/reproduction.yaml, el
 ``protocol.splits`` (the configs set it to the paper's and cut expensive methods with their own ``splits``). A
 cell with no finished row has no estimate, and the table says how many. The reductions are the config's notes that
 name one ("Reduction ..."). Nothing is re-run: the estimate carries the speed of the code and machine the rows were
-made with (their dates are in the rows), so it is a plan, not a promise.
+made with (their dates are in the rows), so it is a plan, not a promise. A cell counts at most the paper's draws:
+the first ones by split (where a config ran more draws than the paper, the rest are not the paper's protocol).
+
+*Today's defaults* (issue 50: the full protocol's hours before and after the issue): the same estimate with each
+row's time divided by the measured factor of every speedup of docs/reproduction.yaml's ``speedups:`` that applies
+to it (:class:`Speedup`: a family's faster default or a faster path of the same algorithm, the rows it applies to
+named by family, parameter values, training size and the time the change landed; the factor is a ratio measured in
+one run, its conservative end, and its source is printed under the table). A speedup divides the row's whole time or, with
+``part: fit``, its final fit only (where its CV's fits are too small for the change, or it is not measured there);
+several apply one after the other. The factors are measured ratios applied to rows, not re-runs.
 """
 from __future__ import annotations
 
 import re
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tkbench.bench.cost import quiet_factor
 from tkbench.bench.store import ResultStore
 
-REDUCTION = re.compile(r"\b[Rr]eduction\s+(\d+[a-z]?)\b")
+REDUCTION = re.compile(r"\b[Rr]eduction\s+(\d+[a-z]?|[A-Z])\b")
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """A change that made committed rows' runs faster since they ran, as measured (docs/reproduction.yaml)."""
+
+    name: str  # short label, printed under the table
+    family: str  # the rows' family
+    params: dict[str, tuple[Any, ...]]  # each parameter's values the row's must be among (None: a row without it,
+    # i.e. made before the parameter existed, which ran its old default)
+    before: str  # ISO time the change landed: rows started before it ran without it
+    factor: float  # the old path's time over the new one's, measured in one run (its conservative end)
+    measured: str  # where and how the factor was measured
+    min_train: int = 0  # rows with fewer training rows are not affected
+    part: str = "run"  # "run": the row's whole time; "fit": its final fit only (fit_seconds; its CV as it ran)
+
+    def saved(self, row: dict[str, Any]) -> float:
+        """The seconds of ``row`` this change saves (0 when it does not apply)."""
+        if not self.applies(row):
+            return 0.0
+        total = float(row["total_seconds"])
+        part = total if self.part == "run" else min(total, float(row.get("fit_seconds") or 0.0))
+        return part * (1.0 - 1.0 / self.factor)
+
+    def applies(self, row: dict[str, Any]) -> bool:
+        params = row.get("params") if isinstance(row.get("params"), dict) else {}
+        started = str(row.get("started_at") or "")
+        return (row.get("family") == self.family and bool(started) and started < self.before
+                and int(row.get("n_train") or 0) >= self.min_train
+                and all(params.get(k) in vals for k, vals in self.params.items()))
+
+
+def load_speedups(root: Path) -> tuple[Speedup, ...]:
+    """docs/reproduction.yaml's ``speedups:`` (none when it has none); a malformed entry is an InputError naming
+    the file, the entry, the field and what was expected."""
+    from tkbench.errors import InputError
+    from tkbench.textfile import load_yaml
+
+    path = root / "docs" / "reproduction.yaml"
+    if not path.is_file():
+        return ()
+    doc = load_yaml(path, "reproduction index") or {}
+    items = doc.get("speedups") or []
+    if not isinstance(items, list):
+        raise InputError(f"{path}: speedups: expected a list of {{name, family, params, before, factor, measured, "
+                         f"min_train?}}, got {type(items).__name__}")
+    out = []
+    for i, item in enumerate(items):
+        where = f"{path}: speedups[{i}]"
+        if not isinstance(item, dict):
+            raise InputError(f"{where}: expected a mapping, got {item!r}")
+        missing = sorted({"name", "family", "params", "before", "factor", "measured"} - set(item))
+        unknown = sorted(set(item) - {"name", "family", "params", "before", "factor", "measured", "min_train", "part"})
+        if missing or unknown:
+            raise InputError(f"{where}: missing {missing}, unknown {unknown} (expected name, family, params, before, "
+                             "factor, measured and optionally min_train and part)")
+        if item.get("part", "run") not in ("run", "fit"):
+            raise InputError(f"{where}.part: {item['part']!r}: expected run (the row's whole time) or fit (its final "
+                             "fit only)")
+        factor, params = item["factor"], item["params"]
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not factor >= 1.0:
+            raise InputError(f"{where}.factor: {factor!r}: expected a measured ratio >= 1 (old time / new time)")
+        if not isinstance(params, dict):
+            raise InputError(f"{where}.params: {params!r}: expected {{parameter: value or [values]}}")
+        before = str(item["before"])
+        if not re.fullmatch(r"\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d)?([+-]\d\d:\d\d)?)?", before):
+            raise InputError(f"{where}.before: {before!r}: expected an ISO date or time (2026-11-28T07:57:47+00:00)")
+        min_train = item.get("min_train", 0)
+        if isinstance(min_train, bool) or not isinstance(min_train, int) or min_train < 0:
+            raise InputError(f"{where}.min_train: {min_train!r}: expected a count of training rows >= 0")
+        out.append(Speedup(name=str(item["name"]), family=str(item["family"]), before=before, factor=float(factor),
+                           measured=str(item["measured"]), min_train=min_train, part=str(item.get("part", "run")),
+                           params={str(k): tuple(v) if isinstance(v, list) else (v,) for k, v in params.items()}))
+    return tuple(out)
 
 
 def _fmt_hours(seconds: float) -> str:
@@ -32,8 +116,9 @@ def _fmt_hours(seconds: float) -> str:
     return f"{hours:.2f}" if hours < 10 else f"{hours:.0f}"
 
 
-def entry_cost(root: Path, config: str, paper_splits: int | None) -> dict[str, Any] | None:
-    """The cost facts of one entry (None when it has no rows)."""
+def entry_cost(root: Path, config: str, paper_splits: int | None,
+               speedups: tuple[Speedup, ...] = ()) -> dict[str, Any] | None:
+    """The cost facts of one entry (None when it has no rows); ``today_seconds`` applies ``speedups``."""
     from tkbench.bench.plan import make_plan
     from tkbench.config.load import load_config
     from tkbench.kinds import get_kind
@@ -53,61 +138,110 @@ def entry_cost(root: Path, config: str, paper_splits: int | None) -> dict[str, A
                            "seconds": sum(float(r["total_seconds"]) for r in ok), "kind": exp.kind,
                            "reductions": sorted({m.group(1).rstrip(".:,") for note in exp.notes or []
                                                  for m in REDUCTION.finditer(str(note))},
-                                                key=lambda s: (int(re.match(r"\d+", s).group()), s))}
+                                                key=lambda s: (0, int(re.match(r"\d+", s).group()), s)
+                                                if s[0].isdigit() else (1, 0, s))}
     if not get_kind(exp.kind).headline:  # a figure's sweep (scaling, density, ...): its cost is as run
         return out
     draws = int(paper_splits or exp.protocol.splits)
-    per_cell: dict[tuple[str, str], list[float]] = defaultdict(list)  # the draws run, as they took
-    priced: dict[tuple[str, str], list[float]] = defaultdict(list)  # the same at their quiet price
+    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in ok:
-        cell = (str(r.get("dataset")), str(r.get("method")))
-        per_cell[cell].append(float(r["total_seconds"]))
-        priced[cell].append(float(r["total_seconds"]) * quiet_factor(r))
+        by_cell[(str(r.get("dataset")), str(r.get("method")))].append(r)
     cells = {(s.label, s.method) for s in plan}
-    known = [c for c in cells if c in per_cell]
+    known = [c for c in cells if c in by_cell]
     out["paper_draws"] = draws
     out["full_runs"] = draws * len(cells)
-    # the draws run, plus each missing draw at the cell's median (a shared CV is paid by the draws that ran it)
-    out["full_seconds"] = sum(sum(per_cell[c]) + max(0, draws - len(per_cell[c])) * statistics.median(priced[c])
-                              for c in known)
+    used: dict[str, int] = defaultdict(int)
+
+    def full(adjust) -> float:
+        """The paper's draws of every cell with rows: the first ``draws`` by split, each at ``adjust(row)`` seconds
+        (as it took), each missing one at the median quiet price (the same share of its adjusted seconds)."""
+        total = 0.0
+        for c in known:
+            rows = sorted(by_cell[c], key=lambda r: int(r.get("split") or 0))[:draws]
+            total += sum(adjust(r) for r in rows)
+            total += max(0, draws - len(rows)) * statistics.median(adjust(r) * quiet_factor(r) for r in rows)
+        return total
+
+    def today(row: dict[str, Any]) -> float:
+        seconds = float(row["total_seconds"])
+        for sp in speedups:  # each on what is left of the row's time after the ones before it
+            seconds -= sp.saved(row) * seconds / float(row["total_seconds"])
+        return seconds
+
+    out["full_seconds"] = full(lambda r: float(r["total_seconds"]))
+    out["today_seconds"] = full(today)
+    for r in ok:
+        for sp in speedups:
+            if sp.applies(r):
+                used[sp.name] += 1
+    out["speedups_used"] = dict(used)
     out["cells_without_rows"] = len(cells) - len(known)
     return out
 
 
-def cost_markdown(root: str | Path, entries) -> str:
+def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | None = None) -> str:
     """docs/COST.md: one line per reproduction entry with rows (``entries``: docs/reproduction.yaml's, each with
-    ``config`` and ``paper_splits``)."""
+    ``config`` and ``paper_splits``), and the speedups behind its *today's defaults* column (``speedups``: those of
+    the root's docs/reproduction.yaml unless given)."""
     root = Path(root)
+    speedups = load_speedups(root) if speedups is None else speedups
     lines = ["# What the reproductions cost", "",
              "Regenerated by `tkbench report --all` from the committed rows (`tkbench/report/cost.py` says how). "
              "*Hours run*: the finished rows' CV and final-fit time, one run after another (wall clock with the "
-             "threads each row names; divide by the workers of a parallel sweep). *Paper's protocol*: every "
-             "(dataset, method) cell of an accuracy table at the paper's number of draws: the draws run as they "
+             "threads each row names; divide by the workers of a parallel sweep). *At the paper's draws*: every "
+             "(dataset, method) cell of an accuracy table's config (the checks it runs beside the paper's methods included) at the paper's number of draws: the first draws that ran, as they "
              "cost, each missing draw at the median of the cell's committed rows (a row that records its CPU time at the "
              "smaller of its wall clock and its CPU time, as the dry run prices it): the speed of the code the rows "
-             "were made with, on this 2-core machine. Reductions: as named in the config's notes (the report prints them under its "
-             "tables). What changed the speed since the rows were made, and what the remaining reductions would "
-             "cost, is in [protocol.md](protocol.md#cost).", "",
-             "| Config | runs | hours run | paper's draws | paper's protocol: runs | est. hours | reductions named |",
-             "|---|---:|---:|---:|---:|---:|---|"]
-    total_run = total_full = 0.0
+             "were made with, on this 2-core machine; most rows predate issue 50 (filed 2026-11-28), so this is the "
+             "protocol's cost before it. *Today's defaults*: the same with each row's time divided by the measured "
+             "factor of every speedup below that applies to it (a faster default or a faster path of the same "
+             "algorithm since the row ran): the cost after issue 50, as far as measured. "
+             "Reductions: as named in the config's notes (the report prints them, and why, under its "
+             "tables). What the remaining reductions would cost is in [protocol.md](protocol.md#cost).", "",
+             "| Config | runs | hours run | paper's draws | every cell at the paper's draws: runs | est. hours, the rows' code "
+             "| est. hours, today's defaults | reductions named |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    total_run = total_full = total_today = 0.0
+    used: dict[str, dict[str, int]] = defaultdict(dict)
     for entry in entries:
-        facts = entry_cost(root, entry.config, entry.paper_splits)
+        facts = entry_cost(root, entry.config, entry.paper_splits, speedups)
         if facts is None:
             continue
         total_run += facts["seconds"]
         runs = f"{facts['runs']}" + (f" of {facts['planned']}" if facts["planned"] != facts["runs"] else "")
         if "full_seconds" in facts:
             total_full += facts["full_seconds"]
-            est = _fmt_hours(facts["full_seconds"])
+            total_today += facts["today_seconds"]
+            est, today = _fmt_hours(facts["full_seconds"]), _fmt_hours(facts["today_seconds"])
             if facts["cells_without_rows"]:
                 est += f" ({facts['cells_without_rows']} cells without rows)"
-            full = [str(facts["paper_draws"]), str(facts["full_runs"]), est]
+            if facts["speedups_used"]:
+                today += " (" + ", ".join(sorted(facts["speedups_used"])) + ")"
+                for name, n in facts["speedups_used"].items():
+                    used[name][entry.config] = n
+            elif facts["today_seconds"] == facts["full_seconds"]:
+                today = "same"
+            full = [str(facts["paper_draws"]), str(facts["full_runs"]), est, today]
         else:
-            full = ["", "", f"as run ({facts['kind']})"]
+            full = ["", "", f"as run ({facts['kind']})", ""]
         reductions = ", ".join(facts["reductions"]) or "none named"
         lines.append(f"| `{entry.config}` | {runs} | {_fmt_hours(facts['seconds'])} | " + " | ".join(full)
                      + f" | {reductions} |")
     lines += ["", f"In all: {_fmt_hours(total_run)} hours run; the accuracy tables' full protocols about "
-              f"{_fmt_hours(total_full)} hours at the committed rows' speed.", ""]
+              f"{_fmt_hours(total_full)} hours at the committed rows' speed and {_fmt_hours(total_today)} with "
+              "today's defaults.", ""]
+    if speedups:
+        lines += ["## Today's defaults: the speedups applied", "",
+                  "From docs/reproduction.yaml's `speedups:`. A speedup applies to a row of its family with those "
+                  "parameter values and at least that many training rows, started before the change landed.", "",
+                  "| speedup | rows it applies to | factor | rows | measured |", "|---|---|---:|---|---|"]
+        for sp in speedups:
+            params = ", ".join(f"{k} " + " or ".join("unset (its old default)" if x is None else str(x) for x in v)
+                               for k, v in sp.params.items())
+            scope = f"`{sp.family}`" + (f", {params}" if params else "") + (
+                f", m >= {sp.min_train}" if sp.min_train else "") + f", started before {sp.before}"
+            where = ", ".join(f"`{c}` {n}" for c, n in sorted(used.get(sp.name, {}).items())) or "none"
+            lines.append(f"| {sp.name} | {scope} | {sp.factor:g}" + (" (final fit)" if sp.part == "fit" else "")
+                         + f" | {where} | {sp.measured} |")
+        lines.append("")
     return "\n".join(lines)

@@ -149,10 +149,14 @@ def test_the_cost_table_counts_the_plans_rows_and_estimates_the_papers_draws(tmp
     assert table1["paper_draws"] == 30 and table1["full_runs"] == 30 * len(cells)
     cycle_rf = [r["total_seconds"] for r in ok if (r["dataset"], r["method"]) == ("cycle", "RF")]
     assert table1["full_seconds"] >= table1["seconds"] + (30 - len(cycle_rf)) * statistics.median(cycle_rf)
-    assert {"1", "2", "3"} <= set(table1["reductions"])
+    assert table1["reductions"] == [("1", "cost"), ("2", "cost"), ("3", "cost")]
+    assert entry_cost(root, "investigate_hgk_reductions", None)["reductions"] == []  # it only cites Table 1's
+    raetsch = entry_cost(root, "ghiasi2010_table2", 100)
+    assert raetsch["reductions"][-1] == ("4", "data") and raetsch["full_runs"] == 100 * 58
     assert entry_cost(root, "no_such_config", None) is None
     text = cost_markdown(root, load_index(root)[1])
     assert "| `steinwart2016_table1` |" in text and "In all:" in text
+    assert "| 1, 2, 3 (cost) |" in text and "| 1, 2, 3 (cost); 4 (data) |" in text
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "reproduction.yaml").write_text("papers: {'000': x}\nentries: [{config: a, paper: '000', "
                                                           "title: t, paper_splits: many}]\n")

@@ -34,7 +34,8 @@ from typing import Any
 from tkbench.bench.cost import quiet_factor
 from tkbench.bench.store import ResultStore
 
-REDUCTION = re.compile(r"\b[Rr]eduction\s+(\d+[a-z]?|[A-Z])\b")
+REDUCTION = re.compile(r"\bReduction\s+(\d+[a-z]?|[A-Z])\s*\(([^)]*)\)")  # a note naming one: "Reduction 2 (HGK, cost)"
+REASONS = ("cost", "data", "memory", "licence")  # why a reduction was made, as its parenthesis says
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,26 @@ def _fmt_hours(seconds: float) -> str:
     return f"{hours:.2f}" if hours < 10 else f"{hours:.0f}"
 
 
+def _reductions(notes) -> list[tuple[str, str]]:
+    """(label, why) of every reduction the notes name ("Reduction 3 (HGK, cost): ..."), by label; ``why`` the
+    reasons its parenthesis gives (cost, data, memory, licence), "" when it gives none."""
+    found: dict[str, str] = {}
+    for note in notes:
+        for m in REDUCTION.finditer(str(note)):
+            words = re.split(r"[\s,;]+", m.group(2).lower())
+            found.setdefault(m.group(1), ", ".join(r for r in REASONS if r in words))
+    order = sorted(found, key=lambda s: (0, int(re.match(r"\d+", s).group()), s) if s[0].isdigit() else (1, 0, s))
+    return [(label, found[label]) for label in order]
+
+
+def _reductions_text(reductions: list[tuple[str, str]]) -> str:
+    """"1, 3 (cost); 4 (data)": the labels grouped by their reasons, in label order."""
+    groups: dict[str, list[str]] = {}
+    for label, why in reductions:
+        groups.setdefault(why, []).append(label)
+    return "; ".join(", ".join(labels) + (f" ({why})" if why else "") for why, labels in groups.items())
+
+
 def entry_cost(root: Path, config: str, paper_splits: int | None,
                speedups: tuple[Speedup, ...] = ()) -> dict[str, Any] | None:
     """The cost facts of one entry (None when it has no rows); ``today_seconds`` applies ``speedups``."""
@@ -136,10 +157,7 @@ def entry_cost(root: Path, config: str, paper_splits: int | None,
         return None
     out: dict[str, Any] = {"config": config, "runs": len(ok), "planned": len(plan),
                            "seconds": sum(float(r["total_seconds"]) for r in ok), "kind": exp.kind,
-                           "reductions": sorted({m.group(1).rstrip(".:,") for note in exp.notes or []
-                                                 for m in REDUCTION.finditer(str(note))},
-                                                key=lambda s: (0, int(re.match(r"\d+", s).group()), s)
-                                                if s[0].isdigit() else (1, 0, s))}
+                           "reductions": _reductions(exp.notes or [])}
     if not get_kind(exp.kind).headline:  # a figure's sweep (scaling, density, ...): its cost is as run
         return out
     draws = int(paper_splits or exp.protocol.splits)
@@ -199,7 +217,7 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
              "Reductions: as named in the config's notes (the report prints them, and why, under its "
              "tables). What the remaining reductions would cost is in [protocol.md](protocol.md#cost).", "",
              "| Config | runs | hours run | paper's draws | every cell at the paper's draws: runs | est. hours, the rows' code "
-             "| est. hours, today's defaults | reductions named |",
+             "| est. hours, today's defaults | reductions named (why) |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     total_run = total_full = total_today = 0.0
     used: dict[str, dict[str, int]] = defaultdict(dict)
@@ -224,7 +242,7 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
             full = [str(facts["paper_draws"]), str(facts["full_runs"]), est, today]
         else:
             full = ["", "", f"as run ({facts['kind']})", ""]
-        reductions = ", ".join(facts["reductions"]) or "none named"
+        reductions = _reductions_text(facts["reductions"]) or "none named"
         lines.append(f"| `{entry.config}` | {runs} | {_fmt_hours(facts['seconds'])} | " + " | ".join(full)
                      + f" | {reductions} |")
     lines += ["", f"In all: {_fmt_hours(total_run)} hours run; the accuracy tables' full protocols about "

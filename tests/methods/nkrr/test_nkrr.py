@@ -378,12 +378,21 @@ def test_pcg_falls_back_to_a_factorisation_when_cg_is_capped():
 
 
 def test_auto_takes_the_feature_map_only_when_it_is_small():
+    """"auto": the feature map when D <= 0.7 m, else CG from 1000 rows and one factorisation per step below (the
+    measured thresholds of docs/methods/nkrr.md)."""
+    from tkbench.methods.nkrr.projected_gradient import auto_solve
+
     X, y = _problem(m=60, n=4)
-    assert NKRRObjective(_kernels("linear_feature", True, X), y, 0.3, 2).solve == "feature_map"  # D = 15 <= 30
-    assert NKRRObjective(_kernels("linear_feature", True, X), y, 0.3, 4).solve == "pcg"  # D = 70 > 30
-    assert NKRRObjective(_kernels("gaussian_feature", False, X), y, 0.3, 2).solve == "pcg"
+    assert NKRRObjective(_kernels("linear_feature", True, X), y, 0.3, 2).solve == "feature_map"  # D = 15 <= 42
+    assert NKRRObjective(_kernels("linear_feature", True, X), y, 0.3, 4).solve == "cholesky"  # D = 70 > 42, m < 1000
+    assert NKRRObjective(_kernels("gaussian_feature", False, X), y, 0.3, 2).solve == "cholesky"
     with pytest.raises(ValueError, match="rank-1"):
         NKRRObjective(_kernels("library", False, X), y, 0.3, 2, solve="feature_map")
+    # cortes2009_uci's 5-fold CV on 1200 rows (960 per fold), 8 features and the constant: D = 495 at degree 4,
+    # where the old rule (D <= m / 2) took CG, 1.8-2.2x slower than the feature map there
+    assert auto_solve(960, 9, 4) == "feature_map" and auto_solve(708, 9, 4) == "feature_map"
+    assert auto_solve(707, 9, 4) == "cholesky" and auto_solve(2000, 61, 2) == "pcg"  # D = 495 > 494.9; 1891 > 1400
+    assert auto_solve(999, None, 2) == "cholesky" and auto_solve(1000, None, 2) == "pcg"
 
 
 @pytest.mark.parametrize("ridge_solve", ["pcg", "feature_map"])

@@ -129,6 +129,18 @@ def initial_point(center: np.ndarray, radius: float, norm: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------------ objective
+FEATURE_MAP_RATIO = 0.7  # "auto": the feature map when its D columns are at most this share of the rows
+PCG_MIN_ROWS = 1000  # "auto" without a small feature map: CG from this many rows, one factorisation per step below
+
+
+def auto_solve(m: int, rank_one: int | None, degree: int) -> str:
+    """The ``ridge_solve`` "auto" takes for ``m`` rows, ``rank_one`` rank-1 base kernels (None: others) and
+    ``degree`` (thresholds in :class:`NKRRObjective`'s docstring)."""
+    if rank_one is not None and feature_map_size(rank_one, degree) <= FEATURE_MAP_RATIO * m:
+        return "feature_map"
+    return "pcg" if m >= PCG_MIN_ROWS else "cholesky"
+
+
 class NKRRObjective:
     """F(mu) = y^T (K_mu + lambda I)^-1 y, its gradient (Prop. 1) and Hessian, for base kernels on fixed rows.
 
@@ -137,8 +149,12 @@ class NKRRObjective:
     of D = C(r + d - 1, d) columns (:func:`tkbench.methods.nkrr.combination.feature_map`), and Woodbury's identity
     gives alpha = (y - Phi (lambda I + Phi^T Phi)^-1 Phi^T y) / lambda in O(m D^2) time and O(m D) memory: no
     m x m matrix at all; the gradient is -d ||Psi^T (alpha o z_k)||^2 with Psi the degree-(d-1) map. "auto" (the
-    default) takes it when D <= m / 2, else "pcg". "cholesky": one factorisation per
-    evaluation, in place (one m x m matrix). "pcg" (default): the first evaluation is factorised; later ones run
+    default) takes it when D <= 0.7 m (:data:`FEATURE_MAP_RATIO`), else "pcg" from m = 1000 rows
+    (:data:`PCG_MIN_ROWS`) and "cholesky" below (the thresholds measured, docs/methods/nkrr.md: one thread, whole
+    fits, best of 3; the feature map 1.8-2.2x faster than a factorisation at D / m = 0.52 (m = 960), about even at
+    0.82 and 1.6x slower at 0.95 (m = 2000); CG 10-40 % slower than factorising at m = 400-700, even at 1000 and
+    1.2-1.4x faster at 1200-3000). "cholesky": one factorisation per
+    evaluation, in place (one m x m matrix). "pcg": the first evaluation is factorised; later ones run
     conjugate gradients preconditioned by the last factor, warm-started from the last alpha (projected-gradient
     steps move mu little, so the old factor is a near-exact preconditioner), and fall back to a new factorisation
     when CG has not converged within ``max_cg`` iterations (the new factor then preconditions the next ones). It
@@ -164,10 +180,10 @@ class NKRRObjective:
         self.kernels, self.y, self.lam, self.degree = kernels, np.asarray(y, float), float(lam), int(degree)
         self.max_cg = int(max_cg)
         Z = getattr(kernels, "factor", lambda: None)()
-        fits = Z is not None and feature_map_size(Z.shape[1], self.degree) <= len(self.y) // 2
         if solve == "feature_map" and Z is None:
             raise ValueError("ridge_solve='feature_map' needs rank-1 base kernels (base='linear_feature')")
-        self.solve = ("feature_map" if fits else "pcg") if solve == "auto" else solve
+        self.solve = auto_solve(len(self.y), None if Z is None else Z.shape[1], self.degree) if solve == "auto" \
+            else solve
         self._Z = Z if self.solve == "feature_map" else None
         self.n_evals = 0  # objective evaluations
         self.n_factorisations = 0  # Cholesky factorisations among them

@@ -234,7 +234,7 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
             if facts["cells_without_rows"]:
                 est += f" ({facts['cells_without_rows']} cells without rows)"
             if facts["speedups_used"]:
-                today += " (" + ", ".join(sorted(facts["speedups_used"])) + ")"
+                today += " (" + "; ".join(sorted(facts["speedups_used"])) + ")"
                 for name, n in facts["speedups_used"].items():
                     used[name][entry.config] = n
             elif facts["today_seconds"] == facts["full_seconds"]:

@@ -29,7 +29,9 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tkbench.bench.cost import quiet_factor
 from tkbench.bench.store import ResultStore
@@ -68,9 +70,23 @@ class Speedup:
                 and all(params.get(k) in vals for k, vals in self.params.items()))
 
 
+class _SpeedupEntry(BaseModel):
+    """One item of docs/reproduction.yaml's ``speedups:`` as written (validated, then made a :class:`Speedup`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    family: str
+    params: dict[str, Any]  # parameter: value or [values] (null: unset, i.e. its old default)
+    before: str = Field(pattern=r"^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d)?([+-]\d\d:\d\d)?)?$")  # ISO date or time
+    factor: Annotated[float, Field(ge=1.0, strict=True)]  # a measured ratio, old time over new time
+    measured: str
+    min_train: Annotated[int, Field(ge=0, strict=True)] = 0
+    part: Literal["run", "fit"] = "run"
+
+
 def load_speedups(root: Path) -> tuple[Speedup, ...]:
     """docs/reproduction.yaml's ``speedups:`` (none when it has none); a malformed entry is an InputError naming
-    the file, the entry, the field and what was expected."""
+    the file, the entry, the field, the value and what was expected."""
     from tkbench.errors import InputError
     from tkbench.textfile import load_yaml
 
@@ -81,34 +97,25 @@ def load_speedups(root: Path) -> tuple[Speedup, ...]:
     items = doc.get("speedups") or []
     if not isinstance(items, list):
         raise InputError(f"{path}: speedups: expected a list of {{name, family, params, before, factor, measured, "
-                         f"min_train?}}, got {type(items).__name__}")
+                         f"min_train?, part?}}, got {type(items).__name__}")
     out = []
     for i, item in enumerate(items):
         where = f"{path}: speedups[{i}]"
-        if not isinstance(item, dict):
-            raise InputError(f"{where}: expected a mapping, got {item!r}")
-        missing = sorted({"name", "family", "params", "before", "factor", "measured"} - set(item))
-        unknown = sorted(set(item) - {"name", "family", "params", "before", "factor", "measured", "min_train", "part"})
-        if missing or unknown:
-            raise InputError(f"{where}: missing {missing}, unknown {unknown} (expected name, family, params, before, "
-                             "factor, measured and optionally min_train and part)")
-        if item.get("part", "run") not in ("run", "fit"):
-            raise InputError(f"{where}.part: {item['part']!r}: expected run (the row's whole time) or fit (its final "
-                             "fit only)")
-        factor, params = item["factor"], item["params"]
-        if isinstance(factor, bool) or not isinstance(factor, int | float) or not factor >= 1.0:
-            raise InputError(f"{where}.factor: {factor!r}: expected a measured ratio >= 1 (old time / new time)")
-        if not isinstance(params, dict):
-            raise InputError(f"{where}.params: {params!r}: expected {{parameter: value or [values]}}")
-        before = str(item["before"])
-        if not re.fullmatch(r"\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d)?([+-]\d\d:\d\d)?)?", before):
-            raise InputError(f"{where}.before: {before!r}: expected an ISO date or time (2026-11-28T07:57:47+00:00)")
-        min_train = item.get("min_train", 0)
-        if isinstance(min_train, bool) or not isinstance(min_train, int) or min_train < 0:
-            raise InputError(f"{where}.min_train: {min_train!r}: expected a count of training rows >= 0")
-        out.append(Speedup(name=str(item["name"]), family=str(item["family"]), before=before, factor=float(factor),
-                           measured=str(item["measured"]), min_train=min_train, part=str(item.get("part", "run")),
-                           params={str(k): tuple(v) if isinstance(v, list) else (v,) for k, v in params.items()}))
+        try:
+            entry = _SpeedupEntry.model_validate(item)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            if err["type"] == "missing":
+                raise InputError(f"{where}: missing field {field} (expected name, family, params, before, factor, "
+                                 "measured and optionally min_train and part)") from None
+            if err["type"] == "extra_forbidden":
+                raise InputError(f"{where}: unknown field {field} (expected name, family, params, before, factor, "
+                                 "measured and optionally min_train and part)") from None
+            raise InputError(f"{where}.{field}: {err.get('input')!r}: {err['msg']}") from None
+        out.append(Speedup(name=entry.name, family=entry.family, before=entry.before, factor=entry.factor,
+                           measured=entry.measured, min_train=entry.min_train, part=entry.part,
+                           params={k: tuple(v) if isinstance(v, list) else (v,) for k, v in entry.params.items()}))
     return tuple(out)
 
 

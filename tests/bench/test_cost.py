@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from tests.conftest import tiny_config
-from tkbench.bench.cost import estimate, finished_rows, shared_cv_left
+from tkbench.bench.cost import estimate, finished_rows, shared_cv_left, shared_cv_measured
 from tkbench.bench.plan import make_plan
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
@@ -191,6 +191,44 @@ def test_a_shared_cv_stopped_midway_is_charged_for_the_folds_it_has_left(write_c
     assert est.total(2, cv_left=1.0) == pytest.approx(2 * 10.0 + 100.0)
     own = make_plan(load_config(write_config(tiny_config(datasets=["liver"]), "b.yaml")))[0]
     assert not own.tuning and shared_cv_left(own, out) == 1.0  # no shared CV: each run pays its own, as priced
+
+
+def test_a_shared_cv_stopped_midway_is_priced_at_its_own_pace(write_config, tmp_path, capsys):
+    """A shared CV's fold checkpoints record the seconds it took for the folds they hold: the rest is priced at that
+    pace (2026-12-03: German's CM_full CV, whose rows of another beta grid priced it at 57 s, had taken 4575 s for
+    its first fold of five), not from the rows of the estimate; unknown while a split not cached has nothing saved."""
+    from tkbench.bench.runner import _print_plan
+    from tkbench.bench.store import TUNING
+    from tkbench.bench.tuning import tuning_key
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"].update(splits=3, tune_on_first=2, cv_folds=5)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0], "gamma": [1.0]}}]
+    exp = load_config(write_config(cfg))
+    first = make_plan(exp)[0]
+    out = tmp_path / "results" / "paced"
+    assert shared_cv_measured(first, out) is None  # nothing saved
+    folder = out / TUNING
+    folder.mkdir(parents=True)
+    seeds = first.tuning["seeds"]
+    (folder / f"{tuning_key(first, 0, seeds[0])}.folds.json").write_text(  # 2 of 5 folds in 12 s
+        json.dumps({"folds": [[0.5, 0.6], [0.55, 0.6]], "partial": [], "errors": [], "seconds": 12.0}))
+    assert shared_cv_measured(first, out) is None  # split 1's CV has nothing saved: its pace is not known
+    (folder / f"{tuning_key(first, 1, seeds[1])}.folds.json").write_text(  # half a fold (1 of 2 cells) in 4 s
+        json.dumps({"folds": [], "partial": [[0.5]], "errors": [], "seconds": 4.0}))
+    assert shared_cv_measured(first, out) == pytest.approx(12.0 * 3 / 2 + 4.0 * 4.5 / 0.5)
+    (folder / f"{tuning_key(first, 1, seeds[1])}.json").write_text(json.dumps({"chosen": {}, "seconds": 1.0,
+                                                                                "best_score": 0.5}))
+    assert shared_cv_measured(first, out) == pytest.approx(18.0)  # split 1 cached
+    rows = [{"status": "ok", "total_seconds": 110.0, "cv_seconds": 100.0, "cv": {"shared": True},
+             "spec": first.to_dict(), "key": None}]
+    est = estimate(make_plan(exp)[1:], rows)[("liver", "svm")]
+    assert est.total(2, shared_cv_left(first, out), shared_cv_measured(first, out)) == pytest.approx(2 * 10.0 + 18.0)
+    console = Console(record=True, width=250)  # the dry run's table prices the cell at that pace and says so
+    plan = make_plan(exp)
+    _print_plan(console, plan, plan, out, set(), rows=rows)
+    text = " ".join(console.export_text().split())
+    assert "its shared CV 18 s more at its own pace (70% done)" in text and "│ 16 │" in text, text  # (3 x 10 + 18) / 3
 
 
 def test_cheap_first_runs_the_cells_with_the_least_time_left_first(write_config, tmp_path, monkeypatch):

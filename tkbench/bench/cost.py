@@ -76,14 +76,33 @@ class Estimate:
     basis: str  # "same runs" | "same method, other grid" | "same method, other data (...)" | "same family and size"
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
 
-    def total(self, runs: int, cv_left: float) -> float:
+    def total(self, runs: int, cv_left: float, cv_seconds_left: float | None = None) -> float:
         """Seconds of ``runs`` runs of the cell; ``cv_left``: the share of its shared CV still to compute (0 when
-        cached, a fraction when fold checkpoints hold part of it: :func:`shared_cv_left`)."""
-        return runs * self.seconds + (0.0 if runs == 0 else min(max(cv_left, 0.0), 1.0) * self.shared_cv)
+        cached, a fraction when fold checkpoints hold part of it: :func:`shared_cv_left`); ``cv_seconds_left``:
+        the seconds that CV still needs as its own checkpoints measure them (:func:`shared_cv_measured`), which
+        stand in for the rows' price of it when given."""
+        if runs == 0:
+            return 0.0
+        cv = cv_seconds_left if cv_seconds_left is not None else min(max(cv_left, 0.0), 1.0) * self.shared_cv
+        return runs * self.seconds + cv
 
 
 def shared_cv_left(spec: RunSpec, out: Path) -> float:
-    """The share of a cell's shared CV (``spec.tuning``: the first k splits) not yet in ``out``'s tuning folder:
+    """The share of a cell's shared CV not yet computed (:func:`shared_cv_progress`)."""
+    return shared_cv_progress(spec, out)[0]
+
+
+def shared_cv_measured(spec: RunSpec, out: Path) -> float | None:
+    """Seconds a cell's shared CV still needs, by its own fold checkpoints: per split not cached, the seconds its CV
+    has taken over the share of it done, times the share left (the same CV's pace, where the rows of the estimate
+    may be other grids or sizes; the checkpoint's wall clock, so beside other sweeps an upper bound). None when a
+    split's CV is not cached and has no work saved, or for a cell without a shared CV (:func:`shared_cv_progress`)."""
+    return shared_cv_progress(spec, out)[1]
+
+
+def shared_cv_progress(spec: RunSpec, out: Path) -> tuple[float, float | None]:
+    """(:func:`shared_cv_left`'s share, :func:`shared_cv_measured`'s seconds), read in one pass. The share of a
+    cell's shared CV (``spec.tuning``: the first k splits) not yet in ``out``'s tuning folder:
     per split, 0 when its result is cached (``<key>.json``), else 1 less what its fold checkpoint holds, read as the
     CV itself would resume it (:func:`tkbench.bench.tuning.read_checkpoint`: finished folds and the next fold's
     finished candidates, over ``cv_folds``; a damaged or mismatched checkpoint is nothing done); the mean over the k
@@ -92,20 +111,24 @@ def shared_cv_left(spec: RunSpec, out: Path) -> float:
     from tkbench.bench.tuning import read_checkpoint, tuning_key
 
     if not spec.tuning:
-        return 1.0
+        return 1.0, None
     combos, path_values = _grid_candidates(spec)
     n_cells, folds = len(combos) * len(path_values), max(int(spec.cv_folds), 1)
     k, seeds = int(spec.tuning["first"]), list(spec.tuning["seeds"])
-    left = []
+    left: list[float] = []
+    measured: float | None = 0.0
     for r in range(k):
         path = out / TUNING / f"{tuning_key(spec, r, seeds[r])}.json"
         if path.exists():
             left.append(0.0)
             continue
         saved = read_checkpoint(path.with_suffix(".folds.json"), n_cells, len(path_values))
-        done = len(saved["folds"]) + len(saved["partial"]) * len(path_values) / n_cells
-        left.append(1.0 - min(done, folds) / folds)
-    return sum(left) / k if k else 1.0
+        done = min(len(saved["folds"]) + len(saved["partial"]) * len(path_values) / n_cells, folds) / folds
+        left.append(1.0 - done)
+        if measured is not None:
+            measured = measured + saved["seconds"] * (1.0 - done) / done if done > 0 and saved["seconds"] > 0 \
+                else None
+    return (sum(left) / k if k else 1.0), (measured if k else None)
 
 
 def _as_stored(spec: RunSpec, key: str | None) -> RunSpec:
@@ -371,7 +394,8 @@ def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = 
     together in plan order, the cells sorted by their estimated seconds left (shortest first: of a sweep stopped
     at any point, the most cells are then complete, and a leaderboard ranks complete cells only). A cell's seconds
     are :func:`estimate`'s per run times its runs left, plus the share of its shared CV not yet computed
-    (:func:`shared_cv_left`). Cells with no estimate (no finished row of the same runs or of the same family and
+    (:func:`shared_cv_left`), or that CV's own measured pace where its checkpoints have one
+    (:func:`shared_cv_measured`). Cells with no estimate (no finished row of the same runs or of the same family and
     size) come last, in plan order. ``rows``: the finished rows to price from, when the caller has read them
     (:func:`finished_rows` of ``out`` and ``root`` otherwise). Returns the runs and the cells in their new order
     with their seconds (None: no estimate). The order changes no result: every run is seeded from the config
@@ -385,7 +409,7 @@ def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = 
     seconds: dict[tuple[str, str], float | None] = {}
     for cell, runs in cells.items():
         est = costs.get(cell)
-        seconds[cell] = None if est is None else est.total(len(runs), shared_cv_left(runs[0], out))
+        seconds[cell] = None if est is None else est.total(len(runs), *shared_cv_progress(runs[0], out))
     place = {cell: i for i, cell in enumerate(cells)}
     order = sorted(cells, key=lambda c: (seconds[c] is None, seconds[c] or 0.0, place[c]))
     return [s for cell in order for s in cells[cell]], [(cell, seconds[cell]) for cell in order]

@@ -466,7 +466,7 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     """The dry run's table: per (dataset, method), runs planned, done here, to be taken over with --reuse (same
     run key finished elsewhere) and left to compute, priced from ``rows`` (the finished rows; read from ``out``
     and ``root`` when not given)."""
-    from tkbench.bench.cost import estimate, finished_rows, shared_cv_left
+    from tkbench.bench.cost import estimate, finished_rows, shared_cv_progress
 
     table = Table(title=f"plan -> {out}")
     columns = ("dataset", "method", "runs", "done", "reusable", "to run", "s / run", "hours left", "estimated from")
@@ -489,8 +489,9 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
         first_left.setdefault((s.label, s.method), s)
     for (ds, m), (n, reused, left) in cells.items():
         est = costs.get((ds, m)) if left else None
-        cv_left = 0.0 if n - reused - left > 0 or est is None else shared_cv_left(first_left[(ds, m)], out)
-        cell_seconds = est.total(left, cv_left=cv_left) if est is not None else 0.0
+        cv_left, cv_measured = (0.0, None) if n - reused - left > 0 or est is None \
+            else shared_cv_progress(first_left[(ds, m)], out)
+        cell_seconds = est.total(left, cv_left, cv_measured) if est is not None else 0.0
         hours += cell_seconds / 3600
         unknown += bool(left and est is None)
         if left:
@@ -499,7 +500,10 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
             mine[1] += cell_seconds / 3600
             mine[2] += 1
             mine[3] += est is None
-        cost = (f"{cell_seconds / left:.3g}", f"{cell_seconds / 3600:.2g}", f"{est.n_rows} rows, {est.basis}") \
+        basis = f"{est.n_rows} rows, {est.basis}" if est is not None else ""
+        if est is not None and cv_measured is not None and cv_left > 0:
+            basis += f"; its shared CV {cv_measured:.3g} s more at its own pace ({1 - cv_left:.0%} done)"
+        cost = (f"{cell_seconds / left:.3g}", f"{cell_seconds / 3600:.2g}", basis) \
             if est is not None else ("", "", "no rows" if left else "")
         table.add_row(ds, m, str(n), str(n - reused - left), str(reused), str(left), *cost)
     console.print(keep_whole(table, "dataset", "method"))

@@ -156,7 +156,11 @@ def test_the_cost_table_counts_the_plans_rows_and_estimates_the_papers_draws(tmp
     assert entry_cost(root, "no_such_config", None) is None
     text = cost_markdown(root, load_index(root)[1])
     assert "| `steinwart2016_table1` |" in text and "In all:" in text
-    assert "| 1, 2, 3 (cost) |" in text and "| 1, 2, 3 (cost); 4 (data) |" in text
+    assert "| 1, 2, 3 (cost); fewer draws: SVM, DNN, HGK, HGK_refit, HGK_cv, HGK_cv_refit |" in text
+    assert "| 1, 2, 3 (cost); 4 (data); CV on a subset: GM, CM, CGM; one CV per cell: CM, CGM, CM_full, CGM_full |" \
+        in text
+    # paper 003's Table 2 runs its 5 draws (fewer than the config's 30 is not fewer than the paper's)
+    assert "| training subset: tk_fw, simplemkl; CV on a subset: tk_fw_full |" in text
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "reproduction.yaml").write_text("papers: {'000': x}\nentries: [{config: a, paper: '000', "
                                                           "title: t, paper_splits: many}]\n")

@@ -136,6 +136,29 @@ def _reductions(notes) -> list[tuple[str, str]]:
     return [(label, found[label]) for label in order]
 
 
+def _structural(exp, draws: int) -> list[str]:
+    """The reductions a config declares in its methods' settings (printed under its tables by
+    :func:`tkbench.report.build.method_notes`): training subsets (max_train), CV subsets (cv_max_train), one CV
+    for a cell's splits (a method's own tune_on_first) and fewer draws than ``draws`` (the paper's; a method's
+    splits), each with its methods."""
+    from tkbench.kinds import get_kind
+
+    p = exp.protocol
+    kinds = {"training subset": [], "CV on a subset": [], "one CV per cell": [], "fewer draws": []}
+    for m in exp.methods:
+        if m.max_train is not None:
+            kinds["training subset"].append(m.name)
+        if m.cv_max_train is not None:
+            kinds["CV on a subset"].append(m.name)
+        own = m.tune_on_first.values() if isinstance(m.tune_on_first, dict) else [m.tune_on_first]
+        if m.grid != {} and any(k is not None and k != p.tune_on_first for k in own):
+            kinds["one CV per cell"].append(m.name)
+        cut = m.splits.values() if isinstance(m.splits, dict) else [m.splits]
+        if get_kind(exp.kind).split_limits and any(isinstance(k, int) and k < min(draws, p.splits) for k in cut):
+            kinds["fewer draws"].append(m.name)
+    return [f"{what}: {', '.join(names)}" for what, names in kinds.items() if names]
+
+
 def _reductions_text(reductions: list[tuple[str, str]]) -> str:
     """"1, 3 (cost); 4 (data)": the labels grouped by their reasons, in label order."""
     groups: dict[str, list[str]] = {}
@@ -164,7 +187,8 @@ def entry_cost(root: Path, config: str, paper_splits: int | None,
         return None
     out: dict[str, Any] = {"config": config, "runs": len(ok), "planned": len(plan),
                            "seconds": sum(float(r["total_seconds"]) for r in ok), "kind": exp.kind,
-                           "reductions": _reductions(exp.notes or [])}
+                           "reductions": _reductions(exp.notes or []),
+                           "structural": _structural(exp, int(paper_splits or exp.protocol.splits))}
     if not get_kind(exp.kind).headline:  # a figure's sweep (scaling, density, ...): its cost is as run
         return out
     draws = int(paper_splits or exp.protocol.splits)
@@ -221,10 +245,11 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
              "protocol's cost before it. *Today's defaults*: the same with each row's time divided by the measured "
              "factor of every speedup below that applies to it (a faster default or a faster path of the same "
              "algorithm since the row ran): the cost after issue 50, as far as measured. "
-             "Reductions: as named in the config's notes (the report prints them, and why, under its "
-             "tables). What the remaining reductions would cost is in [protocol.md](protocol.md#cost).", "",
+             "Reductions: the config's notes that name one (\"Reduction 2 (HGK, cost)\"), then those its methods' "
+             "settings declare (training or CV subsets, one CV for a cell's splits, fewer draws); the report prints them "
+             "all, and why, under its tables. What the remaining reductions would cost is in [protocol.md](protocol.md#cost).", "",
              "| Config | runs | hours run | paper's draws | every cell at the paper's draws: runs | est. hours, the rows' code "
-             "| est. hours, today's defaults | reductions named (why) |",
+             "| est. hours, today's defaults | reductions (why) |",
              "|---|---:|---:|---:|---:|---:|---:|---|"]
     total_run = total_full = total_today = 0.0
     used: dict[str, dict[str, int]] = defaultdict(dict)
@@ -249,7 +274,8 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
             full = [str(facts["paper_draws"]), str(facts["full_runs"]), est, today]
         else:
             full = ["", "", f"as run ({facts['kind']})", ""]
-        reductions = _reductions_text(facts["reductions"]) or "none named"
+        reductions = "; ".join(x for x in [_reductions_text(facts["reductions"]), *facts["structural"]] if x) \
+            or "none"
         lines.append(f"| `{entry.config}` | {runs} | {_fmt_hours(facts['seconds'])} | " + " | ".join(full)
                      + f" | {reductions} |")
     lines += ["", f"In all: {_fmt_hours(total_run)} hours run; the accuracy tables' full protocols about "

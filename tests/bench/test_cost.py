@@ -158,6 +158,16 @@ def test_the_dry_run_sums_the_hours_left_per_method(write_config, tmp_path):
     assert printed == sorted(printed, reverse=True) and list(per)[-1] == "nn"  # costliest first
 
 
+def _shared_cv_cell(write_config):
+    """A liver SVM cell of 3 splits whose CV (5 folds, 2 grid cells) is shared by the first 2: the config and its
+    first run."""
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"].update(splits=3, tune_on_first=2, cv_folds=5)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0], "gamma": [1.0]}}]
+    exp = load_config(write_config(cfg))
+    return exp, make_plan(exp)[0]
+
+
 def test_a_shared_cv_stopped_midway_is_charged_for_the_folds_it_has_left(write_config, tmp_path):
     """A pilot stopped in the middle of a cell's shared CV leaves fold checkpoints (tuning/<key>.folds.json): the
     dry run charges the share of the CV still to do, not the whole CV (it charged it whole before 2026-11-29),
@@ -165,11 +175,7 @@ def test_a_shared_cv_stopped_midway_is_charged_for_the_folds_it_has_left(write_c
     from tkbench.bench.store import TUNING
     from tkbench.bench.tuning import tuning_key
 
-    cfg = tiny_config(datasets=["liver"])
-    cfg["protocol"].update(splits=3, tune_on_first=2, cv_folds=5)
-    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0], "gamma": [1.0]}}]
-    exp = load_config(write_config(cfg))
-    first = make_plan(exp)[0]
+    exp, first = _shared_cv_cell(write_config)
     out = tmp_path / "results" / "stopped"
     assert shared_cv_left(first, out) == 1.0  # nothing yet
     folder = out / TUNING
@@ -201,11 +207,7 @@ def test_a_shared_cv_stopped_midway_is_priced_at_its_own_pace(write_config, tmp_
     from tkbench.bench.store import TUNING
     from tkbench.bench.tuning import tuning_key
 
-    cfg = tiny_config(datasets=["liver"])
-    cfg["protocol"].update(splits=3, tune_on_first=2, cv_folds=5)
-    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [0.1, 1.0], "gamma": [1.0]}}]
-    exp = load_config(write_config(cfg))
-    first = make_plan(exp)[0]
+    exp, first = _shared_cv_cell(write_config)
     out = tmp_path / "results" / "paced"
     assert shared_cv_measured(first, out) is None  # nothing saved
     folder = out / TUNING

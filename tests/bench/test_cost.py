@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from tests.conftest import tiny_config
-from tkbench.bench.cost import estimate, finished_rows, shared_cv_left, shared_cv_measured
+from tkbench.bench.cost import estimate, finished_rows, shared_cv_left, shared_cv_progress
 from tkbench.bench.plan import make_plan
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
@@ -209,23 +209,23 @@ def test_a_shared_cv_stopped_midway_is_priced_at_its_own_pace(write_config, tmp_
 
     exp, first = _shared_cv_cell(write_config)
     out = tmp_path / "results" / "paced"
-    assert shared_cv_measured(first, out) is None  # nothing saved
+    assert shared_cv_progress(first, out)[1] is None  # nothing saved
     folder = out / TUNING
     folder.mkdir(parents=True)
     seeds = first.tuning["seeds"]
     (folder / f"{tuning_key(first, 0, seeds[0])}.folds.json").write_text(  # 2 of 5 folds in 12 s
         json.dumps({"folds": [[0.5, 0.6], [0.55, 0.6]], "partial": [], "errors": [], "seconds": 12.0}))
-    assert shared_cv_measured(first, out) is None  # split 1's CV has nothing saved: its pace is not known
+    assert shared_cv_progress(first, out)[1] is None  # split 1's CV has nothing saved: its pace is not known
     (folder / f"{tuning_key(first, 1, seeds[1])}.folds.json").write_text(  # half a fold (1 of 2 cells) in 4 s
         json.dumps({"folds": [], "partial": [[0.5]], "errors": [], "seconds": 4.0}))
-    assert shared_cv_measured(first, out) == pytest.approx(12.0 * 3 / 2 + 4.0 * 4.5 / 0.5)
+    assert shared_cv_progress(first, out)[1] == pytest.approx(12.0 * 3 / 2 + 4.0 * 4.5 / 0.5)
     (folder / f"{tuning_key(first, 1, seeds[1])}.json").write_text(json.dumps({"chosen": {}, "seconds": 1.0,
                                                                                 "best_score": 0.5}))
-    assert shared_cv_measured(first, out) == pytest.approx(18.0)  # split 1 cached
+    assert shared_cv_progress(first, out)[1] == pytest.approx(18.0)  # split 1 cached
     rows = [{"status": "ok", "total_seconds": 110.0, "cv_seconds": 100.0, "cv": {"shared": True},
              "spec": first.to_dict(), "key": None}]
     est = estimate(make_plan(exp)[1:], rows)[("liver", "svm")]
-    assert est.total(2, shared_cv_left(first, out), shared_cv_measured(first, out)) == pytest.approx(2 * 10.0 + 18.0)
+    assert est.total(2, shared_cv_left(first, out), shared_cv_progress(first, out)[1]) == pytest.approx(2 * 10.0 + 18.0)
     console = Console(record=True, width=250)  # the dry run's table prices the cell at that pace and says so
     plan = make_plan(exp)
     _print_plan(console, plan, plan, out, set(), rows=rows)

@@ -79,7 +79,7 @@ class Estimate:
     def total(self, runs: int, cv_left: float, cv_seconds_left: float | None = None) -> float:
         """Seconds of ``runs`` runs of the cell; ``cv_left``: the share of its shared CV still to compute (0 when
         cached, a fraction when fold checkpoints hold part of it: :func:`shared_cv_left`); ``cv_seconds_left``:
-        the seconds that CV still needs as its own checkpoints measure them (:func:`shared_cv_measured`), which
+        the seconds that CV still needs as its own checkpoints measure them (:func:`shared_cv_progress`), which
         stand in for the rows' price of it when given."""
         if runs == 0:
             return 0.0
@@ -92,16 +92,13 @@ def shared_cv_left(spec: RunSpec, out: Path) -> float:
     return shared_cv_progress(spec, out)[0]
 
 
-def shared_cv_measured(spec: RunSpec, out: Path) -> float | None:
-    """Seconds a cell's shared CV still needs, by its own fold checkpoints: per split not cached, the seconds its CV
-    has taken over the share of it done, times the share left (the same CV's pace, where the rows of the estimate
-    may be other grids or sizes; the checkpoint's wall clock, so beside other sweeps an upper bound). None when a
-    split's CV is not cached and has no work saved, or for a cell without a shared CV (:func:`shared_cv_progress`)."""
-    return shared_cv_progress(spec, out)[1]
-
-
 def shared_cv_progress(spec: RunSpec, out: Path) -> tuple[float, float | None]:
-    """(:func:`shared_cv_left`'s share, :func:`shared_cv_measured`'s seconds), read in one pass. The share of a
+    """(share left, seconds left) of a cell's shared CV, read in one pass from ``out``'s tuning folder.
+
+    Seconds left: by the CV's own fold checkpoints, per split not cached, the seconds its CV has taken over the
+    share of it done, times the share left (the same CV's pace, where the rows of the estimate may be other grids
+    or sizes; the checkpoint's wall clock, so beside other sweeps an upper bound); None when a split's CV is not
+    cached and has no work saved, or for a cell without a shared CV. Share left: the share of a
     cell's shared CV (``spec.tuning``: the first k splits) not yet in ``out``'s tuning folder:
     per split, 0 when its result is cached (``<key>.json``), else 1 less what its fold checkpoint holds, read as the
     CV itself would resume it (:func:`tkbench.bench.tuning.read_checkpoint`: finished folds and the next fold's
@@ -395,7 +392,7 @@ def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = 
     at any point, the most cells are then complete, and a leaderboard ranks complete cells only). A cell's seconds
     are :func:`estimate`'s per run times its runs left, plus the share of its shared CV not yet computed
     (:func:`shared_cv_left`), or that CV's own measured pace where its checkpoints have one
-    (:func:`shared_cv_measured`). Cells with no estimate (no finished row of the same runs or of the same family and
+    (:func:`shared_cv_progress`). Cells with no estimate (no finished row of the same runs or of the same family and
     size) come last, in plan order. ``rows``: the finished rows to price from, when the caller has read them
     (:func:`finished_rows` of ``out`` and ``root`` otherwise). Returns the runs and the cells in their new order
     with their seconds (None: no estimate). The order changes no result: every run is seeded from the config

@@ -16,6 +16,19 @@ from tkbench.report.parts import reference_of
 from tkbench.report.tables import RENDERERS
 
 
+def own_tunings(m, protocol) -> dict:
+    """A method's own ``tune_on_first`` where it differs from the protocol's (label -> first k splits; label None:
+    every dataset); none for a method without a grid."""
+    own = m.tune_on_first if isinstance(m.tune_on_first, dict) else {None: m.tune_on_first}
+    return {label: k for label, k in own.items() if k is not None and k != protocol.tune_on_first and m.grid != {}}
+
+
+def cut_splits(m, limit: int) -> dict:
+    """A method's ``splits`` below ``limit`` (label -> splits; label None: every dataset)."""
+    own = m.splits if isinstance(m.splits, dict) else {None: m.splits}
+    return {label: k for label, k in own.items() if isinstance(k, int) and k < limit}
+
+
 def method_notes(exp) -> list[str]:
     """The reductions and overrides each method of ``exp`` declares (datasets, max_train, tune_on_first,
     cv_max_train, splits, per-dataset params and grids), one line each, as printed under the tables."""
@@ -29,10 +42,7 @@ def method_notes(exp) -> list[str]:
             caps = m.max_train if isinstance(m.max_train, dict) else {"every dataset": m.max_train}
             notes.append(f"{m.name}: trained on at most " + ", ".join(f"{n} rows ({d})" for d, n in caps.items())
                          + " of each split's training part (a seeded subset); tested on the full test part")
-        own = m.tune_on_first if isinstance(m.tune_on_first, dict) else {None: m.tune_on_first}
-        for label, k in own.items():
-            if k is None or k == p.tune_on_first or m.grid == {}:
-                continue
+        for label, k in own_tunings(m, p).items():
             where = "the first split's training part" if k == 1 else f"the training parts of the first {k} splits"
             on = "per dataset" if label is None else f"on {label}"
             notes.append(f"{m.name}: hyper-parameters chosen once {on} by {p.cv_folds}-fold CV on {where} "
@@ -42,13 +52,12 @@ def method_notes(exp) -> list[str]:
             notes.append(f"{m.name}: hyper-parameters chosen by CV on at most " + ", ".join(
                 f"{n} rows ({d})" for d, n in caps.items()) + " of each split's training part (the seeded subset "
                 "a max_train of that size uses), the final fit on all of them")
-        if isinstance(m.splits, int) and m.splits < p.splits and kind.split_limits:
-            notes.append(f"{m.name}: only the first {m.splits} of the {p.splits} splits (cost)")
-        elif isinstance(m.splits, dict) and kind.split_limits:
-            cut = {label: k for label, k in m.splits.items() if k < p.splits}
-            if cut:
-                notes.append(f"{m.name}: " + "; ".join(f"only the first {k} of the {p.splits} splits on {label}"
-                                                       for label, k in cut.items()) + " (cost)")
+        cut = cut_splits(m, p.splits) if kind.split_limits else {}
+        if None in cut:
+            notes.append(f"{m.name}: only the first {cut[None]} of the {p.splits} splits (cost)")
+        elif cut:
+            notes.append(f"{m.name}: " + "; ".join(f"only the first {k} of the {p.splits} splits on {label}"
+                                                   for label, k in cut.items()) + " (cost)")
         for label, over in m.per_dataset.items():
             notes.append(f"{m.name} on {label}: " + ", ".join(f"{k}={v}" for k, v in over.items())
                          + " (instead of the method's params)")

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tkbench.bench.cost import quiet_factor
 from tkbench.bench.store import ResultStore
 
-REDUCTION = re.compile(r"\bReduction\s+(\d+[a-z]?|[A-Z])\s*\(([^)]*)\)")  # a note naming one: "Reduction 2 (HGK, cost)"
+REDUCTION = re.compile(r"\bReduction\s+(\d+[a-z]?|[A-Z])\s*\(([^)]*)\)")  # a note naming one: "Reduction 2 (subsets, cost)"
 REASONS = ("cost", "data", "memory", "licence")  # why a reduction was made, as its parenthesis says
 
 
@@ -125,7 +125,7 @@ def _fmt_hours(seconds: float) -> str:
 
 
 def _reductions(notes) -> list[tuple[str, str]]:
-    """(label, why) of every reduction the notes name ("Reduction 3 (HGK, cost): ..."), by label; ``why`` the
+    """(label, why) of every reduction the notes name ("Reduction 3 (subsets, cost): ..."), by label; ``why`` the
     reasons its parenthesis gives (cost, data, memory, licence), "" when it gives none."""
     found: dict[str, str] = {}
     for note in notes:
@@ -142,20 +142,14 @@ def _structural(exp, draws: int) -> list[str]:
     for a cell's splits (a method's own tune_on_first) and fewer draws than ``draws`` (the paper's; a method's
     splits), each with its methods."""
     from tkbench.kinds import get_kind
+    from tkbench.report.build import cut_splits, own_tunings
 
     p = exp.protocol
-    kinds = {"training subset": [], "CV on a subset": [], "one CV per cell": [], "fewer draws": []}
-    for m in exp.methods:
-        if m.max_train is not None:
-            kinds["training subset"].append(m.name)
-        if m.cv_max_train is not None:
-            kinds["CV on a subset"].append(m.name)
-        own = m.tune_on_first.values() if isinstance(m.tune_on_first, dict) else [m.tune_on_first]
-        if m.grid != {} and any(k is not None and k != p.tune_on_first for k in own):
-            kinds["one CV per cell"].append(m.name)
-        cut = m.splits.values() if isinstance(m.splits, dict) else [m.splits]
-        if get_kind(exp.kind).split_limits and any(isinstance(k, int) and k < min(draws, p.splits) for k in cut):
-            kinds["fewer draws"].append(m.name)
+    limit = min(draws, p.splits)
+    kinds = {"training subset": [m.name for m in exp.methods if m.max_train is not None],
+             "CV on a subset": [m.name for m in exp.methods if m.cv_max_train is not None],
+             "one CV per cell": [m.name for m in exp.methods if own_tunings(m, p)],
+             "fewer draws": [m.name for m in exp.methods if get_kind(exp.kind).split_limits and cut_splits(m, limit)]}
     return [f"{what}: {', '.join(names)}" for what, names in kinds.items() if names]
 
 
@@ -245,7 +239,7 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
              "protocol's cost before it. *Today's defaults*: the same with each row's time divided by the measured "
              "factor of every speedup below that applies to it (a faster default or a faster path of the same "
              "algorithm since the row ran): the cost after issue 50, as far as measured. "
-             "Reductions: the config's notes that name one (\"Reduction 2 (HGK, cost)\"), then those its methods' "
+             "Reductions: the config's notes that name one (\"Reduction 2 (subsets, cost)\"), then those its methods' "
              "settings declare (training or CV subsets, one CV for a cell's splits, fewer draws); the report prints them "
              "all, and why, under its tables. What the remaining reductions would cost is in [protocol.md](protocol.md#cost).", "",
              "| Config | runs | hours run | paper's draws | every cell at the paper's draws: runs | est. hours, the rows' code "

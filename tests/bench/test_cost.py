@@ -394,6 +394,46 @@ def test_a_row_is_priced_at_the_smaller_of_its_wall_clock_and_its_cpu_time():
     assert read == (3.5, 80.0)  # its timed fit and prediction at its price; the CV as the row that ran it paid
 
 
+def test_a_run_resumed_over_sessions_counts_every_session_not_only_the_last():
+    """A run continued from its saved state: its wall clock (``total_seconds``) is the session that finished it, and
+    its timed parts count the earlier sessions too (a resumed final fit's ``fit_seconds``, a resumed CV's
+    ``cv_seconds``). Taking the wall clock alone priced pendigits' HGK_refit at 1225 s a run for 15345 s and left 43
+    of paper 002's Table 1's hours out of COST.md."""
+    from tkbench.bench.cost import run_parts
+
+    base = {"status": "ok", "cv": None, "warmup_seconds": 1.0, "predict_seconds": 2.0}
+    # a fresh run: its wall clock (which holds its parts and what lies between them)
+    assert run_parts({**base, "total_seconds": 100.0, "cv_seconds": 40.0, "fit_seconds": 50.0}) == (100.0, 0.0)
+    # the final fit resumed: 14129 s of earlier sessions in its fit_seconds, 1225 s in this one
+    assert run_parts({**base, "total_seconds": 1225.0, "cv_seconds": 0.0, "fit_seconds": 15345.0,
+                      "resumed": {"candidates": 6, "seconds": 14129.0}}) == (15348.0, 0.0)
+    # its own CV resumed from fold checkpoints: the CV's seconds name every session's folds
+    assert run_parts({**base, "total_seconds": 20.0, "cv_seconds": 1643.0, "fit_seconds": 17.0}) == (1663.0, 0.0)
+    # a shared CV: the row that computed it in its session pays the rest of its wall clock, or its parts
+    shared = {**base, "cv": {"shared": True}, "cv_seconds": 80.0}
+    assert run_parts({**shared, "total_seconds": 100.0, "fit_seconds": 10.0}) == (20.0, 80.0)
+    assert run_parts({**shared, "total_seconds": 100.0, "fit_seconds": 500.0,
+                      "resumed": {"seconds": 480.0}}) == (503.0, 80.0)
+    # a row that read it (or resumed part of it) counts its parts without it, a resumed final fit whole
+    assert run_parts({**shared, "total_seconds": 30.0, "fit_seconds": 5.0}) == (8.0, 80.0)
+    assert run_parts({**shared, "total_seconds": 30.0, "fit_seconds": 300.0,
+                      "resumed": {"seconds": 290.0}}) == (303.0, 80.0)
+    # an older row without timed parts: as it ran
+    assert run_parts({"status": "ok", "total_seconds": 30.0, "cv": {"shared": True}, "cv_seconds": 80.0}) \
+        == (30.0, 80.0)
+
+
+def test_the_dry_run_prices_a_resumed_run_at_all_its_sessions(write_config):
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 3
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "params": {"C": 1.0, "gamma": 1.0}}]
+    plan = make_plan(load_config(write_config(cfg)))
+    row = {"status": "ok", "total_seconds": 100.0, "fit_seconds": 900.0, "predict_seconds": 0.0, "cv": None,
+           "cv_seconds": 0.0, "resumed": {"seconds": 800.0}, "spec": plan[0].to_dict(), "key": None}
+    est = estimate(plan[1:], [row])[("liver", "svm")]
+    assert est.basis == "same runs" and est.seconds == pytest.approx(900.0)
+
+
 def test_the_roughest_basis_prices_the_planned_cv_when_the_rows_had_another_grid():
     """Committed rows: paper 003's Gas Turbine CV at 4000 rows (configs/investigate_gas_turbine_cv.yaml, 24 CV
     fits a run) priced from the only nearest row, a fixed-(C, delta) fit at 4000 rows (59 s, the scaling study).

@@ -1,8 +1,8 @@
 """What the runs left in a plan will cost, estimated from finished rows (``tkbench run --dry-run``, issue 50).
 
 A user plans a sweep before starting it. For each (dataset, method) cell with runs left, the estimate is the median
-``total_seconds`` (CV and final fit) of finished ok rows of the same cell, found in the results folder and in every
-results folder beside it or under ``results/`` (the committed sweeps):
+time (CV and final fit, over every session a run took: :func:`run_parts`) of finished ok rows of the same cell,
+found in the results folder and in every results folder beside it or under ``results/`` (the committed sweeps):
 
 - "same runs": rows whose run identity (:meth:`tkbench.bench.spec.RunSpec.identity`) equals the planned run's but
   for the split, its seed and the shared-CV setting: the same data, size, method, parameters, grid and protocol;
@@ -38,13 +38,7 @@ A CV shared by the cell's splits (``protocol.tune_on_first``) is paid once per c
 ``cv.shared``) counts its final fit per run, and the shared CV's median is added once for a cell that has no
 finished run in the results folder yet (whose tuning is therefore not cached there). Before 2026-11-28 the first
 run's CV was counted for every run left, so a pilot of one split per cell priced a 30-split cell at 30 CVs. Every
-row of such a cell names the CV's seconds, but only the run that computed it paid them: a row shorter than its CV
-read the cached choice, and its whole time is its own (before 2026-11-29 the CV was subtracted from it too, and
-one config's cells priced at -432 s a run). A row shorter than its CV may also have computed part of it (a CV resumed
-from an earlier session's fold checkpoint, or finished beside another worker): such a row counts its timed final
-fit and prediction (``fit_seconds`` + ``predict_seconds``), which every later run pays, and not its wall-clock
-total (before 2026-11-29 a resumed pilot CV priced a cell at 473 s a run for a 2.8 s fit). Rows without
-those fields are counted whole.
+row of such a cell names the CV's seconds, but only the run that computed it paid them (:func:`run_parts`).
 
 Times are the rows' wall-clock seconds with the threads they ran with (their rows say which); the total is the time
 of the runs one after another (divide by the workers of a parallel sweep). A row that records its CPU time
@@ -181,15 +175,6 @@ def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
         rows += [r for r in ResultStore(folder).rows()
                  if r.get("status") == "ok" and isinstance(r.get("total_seconds"), int | float)]
     return rows
-
-
-def _own_fit(row: dict[str, Any], total: float) -> float:
-    """Seconds of a shared-CV row's final fit when its total is shorter than the CV: the timed fit and prediction
-    if the row has them (it may have computed part of a resumed CV), else its whole total."""
-    fit, predict = row.get("fit_seconds"), row.get("predict_seconds")
-    if isinstance(fit, int | float) and fit >= 0:
-        return min(total, float(fit) + (float(predict) if isinstance(predict, int | float) else 0.0))
-    return total
 
 
 def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
@@ -330,16 +315,45 @@ def quiet_factor(r: dict[str, Any]) -> float:
     return 1.0
 
 
-def _pair(r: dict[str, Any], quiet: float) -> tuple[float, float]:
-    """A finished row's (seconds of its own, seconds of the CV its cell shares), priced by :func:`quiet_factor`: every row
-    of the cell names the shared CV's seconds, but only the run that computed it paid them (a run that read the
-    cached choice took less time than the CV itself; the CV's seconds it names are another run's, kept as named)."""
-    cv = r.get("cv")
-    shared = float(r.get("cv_seconds") or 0.0) if isinstance(cv, dict) and cv.get("shared") else 0.0
+def run_parts(r: dict[str, Any]) -> tuple[float, float]:
+    """A finished row's (seconds of its own, seconds of the CV its cell shares), over every session it ran in.
+
+    ``total_seconds`` is the wall clock of the session that finished the run. A run continued from its saved state
+    also spent its earlier sessions' time, which its timed parts count: ``fit_seconds`` a final fit resumed from its
+    checkpoint (the row's ``resumed``), ``cv_seconds`` a CV resumed from its fold checkpoints. So a row's own seconds
+    are the larger of its wall clock and the sum of its parts (warm-up, its own CV, final fit, prediction). Until
+    2026-12-03 the wall clock alone was taken: paper 002's Table 1 counted 21 hours for 28 resumed rows whose parts
+    sum to 65 (cod's HGK 2.1 hours for 11.5), and the dry run priced pendigits' HGK_refit at 1225 s a run for 15345.
+
+    A CV shared by the cell's splits: every row names its seconds (over its sessions), but only the run that computed
+    it paid them. A row at least as long as the CV computed it in its session, and its own seconds are the rest (or
+    its parts without the CV, if larger); a shorter one read the cached choice, or computed part of the CV (resumed
+    from fold checkpoints, or finished beside another worker), and counts its timed parts without the CV (before
+    2026-11-29 the CV was subtracted from such rows, and one config's cells priced at -432 s a run; then their wall
+    clock was taken, and a resumed pilot CV priced a cell at 473 s a run for a 2.8 s fit). Rows without timed parts (older
+    layouts) are counted at their wall clock."""
+    def part(name: str) -> float:
+        value = r.get(name)
+        return float(value) if isinstance(value, int | float) and value >= 0 else 0.0
+
     total = float(r["total_seconds"])
+    cv = r.get("cv")
+    shared = part("cv_seconds") if isinstance(cv, dict) and cv.get("shared") else 0.0
+    timed = isinstance(r.get("fit_seconds"), int | float)
+    parts = part("warmup_seconds") + part("fit_seconds") + part("predict_seconds")
+    if not shared:
+        return max(total, parts + part("cv_seconds")), 0.0
     if total >= shared:
-        return ((total - shared) * quiet, shared * quiet)
-    return (_own_fit(r, total) * quiet, shared)
+        return max(total - shared, parts), shared
+    return (parts if timed else total), shared
+
+
+def _pair(r: dict[str, Any], quiet: float) -> tuple[float, float]:
+    """:func:`run_parts` priced by :func:`quiet_factor` (its share of this session's wall clock that was the run's own
+    CPU time, taken for its earlier sessions too): the shared CV scales with the row that computed it in its
+    session, and stays as named in a row that read the cached choice or computed part of it."""
+    own, shared = run_parts(r)
+    return own * quiet, (shared * quiet if float(r["total_seconds"]) >= shared else shared)
 
 
 def _settings(spec: RunSpec) -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """The cost table of the reproductions (docs/COST.md, written by ``tkbench report --all``; issue 50).
 
-For every entry of docs/reproduction.yaml with committed rows: the runs finished and the hours they took (the rows'
-``total_seconds``: CV and final fit, wall clock with the threads each row names, summed as if run one after
-another), and, for the accuracy tables, the estimated hours of the paper's full protocol: every (dataset, method)
-cell at the paper's number of draws: the draws run as they cost, each missing draw at the median
-``total_seconds`` of the cell's committed rows (so a CV shared by later splits is counted once); a row that records its
-CPU time counts there at the smaller of its wall clock and its CPU time, as the dry run prices it
+For every entry of docs/reproduction.yaml with committed rows: the runs finished and the hours they took (each row's
+CV and final fit over every session it ran in, :func:`tkbench.bench.cost.run_parts`: wall clock with the threads
+each row names, a run resumed from its saved state with its earlier sessions' time, a CV shared by a cell's splits
+once; summed as if run one after another; until 2026-12-03 the finishing session's wall clock alone, which left
+out 43 of paper 002's Table 1's hours), and, for the accuracy tables, the estimated hours of the paper's full
+protocol: every (dataset, method) cell at the paper's number of draws: the draws run as they cost, each missing
+draw at the median of the cell's committed rows' own seconds (the shared CV once); a row that records its CPU time
+counts there at the smaller of its wall clock and its CPU time, as the dry run prices it
 (:func:`tkbench.bench.cost.quiet_factor`: a run slowed by other sweeps says so).
 The paper's draws are the entry's ``paper_splits`` in docs/reproduction.yaml, else the config's
 ``protocol.splits`` (the configs set it to the paper's and cut expensive methods with their own ``splits``). A
@@ -33,7 +35,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tkbench.bench.cost import quiet_factor
+from tkbench.bench.cost import quiet_factor, run_parts
 from tkbench.bench.store import ResultStore
 
 REDUCTION = re.compile(r"\bReduction\s+(\d+[a-z]?|[A-Z])\s*\(([^)]*)\)")  # a note naming one: "Reduction 2 (subsets, cost)"
@@ -54,13 +56,18 @@ class Speedup:
     min_train: int = 0  # rows with fewer training rows are not affected
     part: str = "run"  # "run": the row's whole time; "fit": its final fit only (fit_seconds; its CV as it ran)
 
-    def saved(self, row: dict[str, Any]) -> float:
-        """The seconds of ``row`` this change saves (0 when it does not apply)."""
+    def saved(self, row: dict[str, Any], seconds: float, shared: bool = False) -> float:
+        """The seconds this change saves of ``seconds`` of ``row``'s time (its own part, :func:`run_parts`, or with
+        ``shared`` the CV its cell shares; what earlier speedups left of either); 0 when it does not apply. With
+        ``part: fit``, the final fit's share of the row's own time (none of a shared CV)."""
         if not self.applies(row):
             return 0.0
-        total = float(row["total_seconds"])
-        part = total if self.part == "run" else min(total, float(row.get("fit_seconds") or 0.0))
-        return part * (1.0 - 1.0 / self.factor)
+        if self.part == "fit":
+            if shared:
+                return 0.0
+            own = run_parts(row)[0]
+            seconds *= min(1.0, float(row.get("fit_seconds") or 0.0) / own) if own > 0 else 0.0
+        return seconds * (1.0 - 1.0 / self.factor)
 
     def applies(self, row: dict[str, Any]) -> bool:
         params = row.get("params") if isinstance(row.get("params"), dict) else {}
@@ -179,39 +186,51 @@ def entry_cost(root: Path, config: str, paper_splits: int | None,
           and r.get("status") == "ok" and isinstance(r.get("total_seconds"), int | float)]
     if not ok:
         return None
+    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in ok:
+        by_cell[(str(r.get("dataset")), str(r.get("method")))].append(r)
+
+    def cell_seconds(rows: list[dict[str, Any]], adjust=None) -> tuple[list[float], float]:
+        """Each row's own seconds and the cell's shared CV (once: every row names it), over every session the runs
+        took (:func:`tkbench.bench.cost.run_parts`), each passed through ``adjust(row, seconds, shared)``."""
+        adjust = adjust or (lambda r, seconds, shared: seconds)
+        parts = [run_parts(r) for r in rows]
+        own = [adjust(r, o, False) for r, (o, _) in zip(rows, parts, strict=True)]
+        shared = max((adjust(r, c, True) for r, (_, c) in zip(rows, parts, strict=True)), default=0.0)
+        return own, shared
+
     out: dict[str, Any] = {"config": config, "runs": len(ok), "planned": len(plan),
-                           "seconds": sum(float(r["total_seconds"]) for r in ok), "kind": exp.kind,
-                           "reductions": _reductions(exp.notes or []),
+                           "seconds": sum(sum(o) + c for o, c in map(cell_seconds, by_cell.values())),
+                           "kind": exp.kind, "reductions": _reductions(exp.notes or []),
                            "structural": _structural(exp, int(paper_splits or exp.protocol.splits))}
     if not get_kind(exp.kind).headline:  # a figure's sweep (scaling, density, ...): its cost is as run
         return out
     draws = int(paper_splits or exp.protocol.splits)
-    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in ok:
-        by_cell[(str(r.get("dataset")), str(r.get("method")))].append(r)
     cells = {(s.label, s.method) for s in plan}
     known = [c for c in cells if c in by_cell]
     out["paper_draws"] = draws
     out["full_runs"] = draws * len(cells)
     used: dict[str, int] = defaultdict(int)
 
-    def full(adjust) -> float:
-        """The paper's draws of every cell with rows: the first ``draws`` by split, each at ``adjust(row)`` seconds
-        (as it took), each missing one at the median quiet price (the same share of its adjusted seconds)."""
+    def full(adjust=None) -> float:
+        """The paper's draws of every cell with rows: the first ``draws`` by split, each at its seconds through
+        ``adjust`` (as it took), each missing one at the median quiet price (the same share of its adjusted
+        seconds); a shared CV once."""
         total = 0.0
         for c in known:
             rows = sorted(by_cell[c], key=lambda r: int(r.get("split") or 0))[:draws]
-            total += sum(adjust(r) for r in rows)
-            total += max(0, draws - len(rows)) * statistics.median(adjust(r) * quiet_factor(r) for r in rows)
+            own, _ = cell_seconds(rows, adjust)
+            total += sum(own) + cell_seconds(by_cell[c], adjust)[1]
+            total += max(0, draws - len(rows)) * statistics.median(
+                o * quiet_factor(r) for o, r in zip(own, rows, strict=True))
         return total
 
-    def today(row: dict[str, Any]) -> float:
-        seconds = float(row["total_seconds"])
+    def today(row: dict[str, Any], seconds: float, shared: bool) -> float:
         for sp in speedups:  # each on what is left of the row's time after the ones before it
-            seconds -= sp.saved(row) * seconds / float(row["total_seconds"])
+            seconds -= sp.saved(row, seconds, shared)
         return seconds
 
-    out["full_seconds"] = full(lambda r: float(r["total_seconds"]))
+    out["full_seconds"] = full()
     out["today_seconds"] = full(today)
     for r in ok:
         for sp in speedups:
@@ -230,7 +249,7 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
     speedups = load_speedups(root) if speedups is None else speedups
     lines = ["# What the reproductions cost", "",
              "Regenerated by `tkbench report --all` from the committed rows (`tkbench/report/cost.py` says how). "
-             "*Hours run*: the finished rows' CV and final-fit time, one run after another (wall clock with the "
+             "*Hours run*: the finished rows' CV and final-fit time over every session a run took, one run after another (wall clock with the "
              "threads each row names; divide by the workers of a parallel sweep). *At the paper's draws*: every "
              "(dataset, method) cell of an accuracy table's config (the checks it runs beside the paper's methods included) at the paper's number of draws: the first draws that ran, as they "
              "cost, each missing draw at the median of the cell's committed rows (a row that records its CPU time at the "

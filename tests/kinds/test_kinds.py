@@ -250,6 +250,26 @@ def test_a_run_that_timed_out_is_not_run_again_under_a_budget_until_the_timeout_
     assert failed(small) is None
 
 
+def test_a_budget_counts_every_session_of_a_resumed_run(write_config):
+    """A run continued from its saved state finished in a session whose wall clock (``total_seconds``) leaves out
+    the earlier ones; its timed parts count them (tkbench.bench.cost.run_parts). 3 sessions of 50 s are 150 s,
+    over a 100 s budget: the larger size is not started (it was, when the last session's 50 s were taken)."""
+    from tkbench.kinds.budget import SizeBudget
+
+    cfg = tiny_config(name="budget4", kind="scaling",
+                      scaling={"sizes": [40, 80], "repeats": 1, "test_size": 30, "budget_seconds": 100})
+    cfg["datasets"] = ["pima"]
+    cfg["methods"] = [{"name": "rf", "family": "random_forest"}]
+    plan = make_plan(load_config(write_config(cfg)))
+    small, large = sorted(plan, key=lambda s: s.size)
+    row = {"key": small.key, "status": "ok", "total_seconds": 50.0, "cv": None, "cv_seconds": 0.0,
+           "fit_seconds": 148.0, "predict_seconds": 1.0, "resumed": {"seconds": 100.0}, "spec": small.to_dict()}
+    assert SizeBudget(100, plan).note_rows([row])(large) == "not reached: at m = 40 the run took 149 s, over " \
+                                                           "the budget of 100 s"
+    fresh = {**row, "fit_seconds": 48.0, "resumed": None}
+    assert SizeBudget(100, plan).note_rows([fresh])(large) is None
+
+
 def test_a_failed_run_ends_its_series_but_not_the_others(write_config, tmp_path):
     """The gate keys on the series: a run that failed at m = 40 (n_estimators = 0 is refused) leaves out that
     value's larger sizes; the other value's series runs whole."""

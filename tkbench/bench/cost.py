@@ -348,6 +348,16 @@ def run_parts(r: dict[str, Any]) -> tuple[float, float]:
     return (parts if timed else total), shared
 
 
+def run_seconds(r: dict[str, Any]) -> float:
+    """A finished row's whole time over its sessions (:func:`run_parts`), with a shared CV where this row computed it
+    in its session (its wall clock at least as long as the CV); a row without times (a failed attempt's), None's
+    stand-in 0."""
+    if not isinstance(r.get("total_seconds"), int | float):
+        return 0.0
+    own, shared = run_parts(r)
+    return own + (shared if float(r["total_seconds"]) >= shared > 0 else 0.0)
+
+
 def _pair(r: dict[str, Any], quiet: float) -> tuple[float, float]:
     """:func:`run_parts` priced by :func:`quiet_factor` (its share of this session's wall clock that was the run's own
     CPU time, taken for its earlier sessions too): the shared CV scales with the row that computed it in its

@@ -28,6 +28,7 @@ from rich.progress import (
 from rich.table import Table
 
 from tkbench.bench import backends, provenance
+from tkbench.bench.cost import run_seconds
 from tkbench.bench.isolation import run_isolated
 from tkbench.bench.plan import RunSpec, empty_cells, excluded_cells, make_plan
 from tkbench.bench.preflight import check_data, check_requirements
@@ -387,8 +388,8 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
             def record(summary: dict[str, Any]) -> None:
                 row = summary.pop("row", None)
                 if gate is not None:
-                    gate.note(summary["key"], summary["status"],
-                              row.get("total_seconds") if row is not None else summary.get("seconds"))
+                    gate.note(summary["key"], summary["status"],  # a resumed run: every session it took
+                              run_seconds(row) if row is not None else summary.get("seconds"))
                 if row is not None:
                     try:
                         kept = _keep_ok_row(store, row)

@@ -1,6 +1,7 @@
 """``scaling.budget_seconds``: how far each series of a scaling experiment grows (issue 51)."""
 from __future__ import annotations
 
+from tkbench.bench.cost import run_seconds
 from tkbench.bench.spec import RunSpec
 
 
@@ -30,9 +31,11 @@ class SizeBudget:
         return float("inf") if spec.size is None else float(spec.size)
 
     def note_rows(self, rows) -> SizeBudget:
-        """Note every finished row (dicts with key, status, total_seconds): the rows of earlier sessions."""
+        """Note every finished row (dicts with key, status, total_seconds): the rows of earlier sessions, each at
+        every session its run took (:func:`tkbench.bench.cost.run_seconds`: a run resumed from its saved state
+        counts its earlier sessions too)."""
         for r in rows:
-            self.note(r.get("key"), r.get("status"), r.get("total_seconds"))
+            self.note(r.get("key"), r.get("status"), run_seconds(r) if r.get("status") == "ok" else None)
             limit = (r.get("spec") or {}).get("timeout")
             if r.get("status") == "timeout" and limit is not None:
                 self.timed_out[r["key"]] = max(float(limit), self.timed_out.get(r["key"], 0.0))

@@ -25,9 +25,6 @@ INCOMPLETE: dict[str, dict[str, str]] = {}
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
     "steinwart2016_table1": {
-        **{f"{ds}/*": "issue 52: higgs and cod-rna, added 2026-11-28; RF (30) and DNN (5) in since 2026-11-29, the "
-           "SVM's first draw since 2026-11-30, cod's HGK since 2026-12-02; higgs' HGK (about 15 core-hours at 7000 "
-           "rows) resumed from checkpoints" for ds in ("higgs", "cod")},
         **{f"*/{m}": "issue 50: the SVM's draws 2-5, HGK_refit's 5 draws and HGK_cv_refit's 3 run over several "
            "sessions with resume" for m in ("SVM", "HGK_refit", "HGK_cv_refit")}},
     "investigate_gas_turbine_cv": {"gas_turbine/tk_fw_cv8000": "issue 50: the CV on 8000 Gas Turbine rows, added "

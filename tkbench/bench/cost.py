@@ -350,8 +350,8 @@ def run_parts(r: dict[str, Any]) -> tuple[float, float]:
 
 def run_seconds(r: dict[str, Any]) -> float:
     """A finished row's whole time over its sessions (:func:`run_parts`), with a shared CV where this row computed it
-    in its session (its wall clock at least as long as the CV); a row without times (a failed attempt's), None's
-    stand-in 0."""
+    in its session (its wall clock at least as long as the CV); 0 for a row without a wall clock (a run killed
+    before it recorded one)."""
     if not isinstance(r.get("total_seconds"), int | float):
         return 0.0
     own, shared = run_parts(r)

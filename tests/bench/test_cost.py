@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from tests.conftest import tiny_config
-from tkbench.bench.cost import estimate, finished_rows, shared_cv_left, shared_cv_progress
+from tkbench.bench.cost import estimate, finished_rows, shared_cv_progress
 from tkbench.bench.plan import make_plan
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
@@ -177,26 +177,26 @@ def test_a_shared_cv_stopped_midway_is_charged_for_the_folds_it_has_left(write_c
 
     exp, first = _shared_cv_cell(write_config)
     out = tmp_path / "results" / "stopped"
-    assert shared_cv_left(first, out) == 1.0  # nothing yet
+    assert shared_cv_progress(first, out)[0] == 1.0  # nothing yet
     folder = out / TUNING
     folder.mkdir(parents=True)
     seeds = first.tuning["seeds"]
     # split 0's CV has finished 2 of its 5 folds (2 grid cells each); split 1's has not started
     (folder / f"{tuning_key(first, 0, seeds[0])}.folds.json").write_text(
         json.dumps({"folds": [[0.5, 0.6], [0.55, 0.6]], "partial": [], "errors": [], "seconds": 12.0}))
-    assert shared_cv_left(first, out) == pytest.approx((0.6 + 1.0) / 2)
+    assert shared_cv_progress(first, out)[0] == pytest.approx((0.6 + 1.0) / 2)
     (folder / f"{tuning_key(first, 1, seeds[1])}.folds.json").write_text("not json")  # damaged: nothing done
-    assert shared_cv_left(first, out) == pytest.approx((0.6 + 1.0) / 2)
+    assert shared_cv_progress(first, out)[0] == pytest.approx((0.6 + 1.0) / 2)
     (folder / f"{tuning_key(first, 1, seeds[1])}.json").write_text(json.dumps({"chosen": {}, "seconds": 1.0,
                                                                                 "best_score": 0.5}))
-    assert shared_cv_left(first, out) == pytest.approx(0.6 / 2)  # split 1's CV is cached
+    assert shared_cv_progress(first, out)[0] == pytest.approx(0.6 / 2)  # split 1's CV is cached
     rows = [{"status": "ok", "total_seconds": 110.0, "cv_seconds": 100.0, "cv": {"shared": True},
              "spec": first.to_dict(), "key": None}]
     est = estimate(make_plan(exp)[1:], rows)[("liver", "svm")]
-    assert est.total(2, cv_left=shared_cv_left(first, out)) == pytest.approx(2 * 10.0 + 0.3 * 100.0)
+    assert est.total(2, cv_left=shared_cv_progress(first, out)[0]) == pytest.approx(2 * 10.0 + 0.3 * 100.0)
     assert est.total(2, cv_left=1.0) == pytest.approx(2 * 10.0 + 100.0)
     own = make_plan(load_config(write_config(tiny_config(datasets=["liver"]), "b.yaml")))[0]
-    assert not own.tuning and shared_cv_left(own, out) == 1.0  # no shared CV: each run pays its own, as priced
+    assert not own.tuning and shared_cv_progress(own, out)[0] == 1.0  # no shared CV: each run pays its own, as priced
 
 
 def test_a_shared_cv_stopped_midway_is_priced_at_its_own_pace(write_config, tmp_path, capsys):
@@ -225,7 +225,7 @@ def test_a_shared_cv_stopped_midway_is_priced_at_its_own_pace(write_config, tmp_
     rows = [{"status": "ok", "total_seconds": 110.0, "cv_seconds": 100.0, "cv": {"shared": True},
              "spec": first.to_dict(), "key": None}]
     est = estimate(make_plan(exp)[1:], rows)[("liver", "svm")]
-    assert est.total(2, shared_cv_left(first, out), shared_cv_progress(first, out)[1]) == pytest.approx(2 * 10.0 + 18.0)
+    assert est.total(2, shared_cv_progress(first, out)[0], shared_cv_progress(first, out)[1]) == pytest.approx(2 * 10.0 + 18.0)
     console = Console(record=True, width=250)  # the dry run's table prices the cell at that pace and says so
     plan = make_plan(exp)
     _print_plan(console, plan, plan, out, set(), rows=rows)

@@ -72,18 +72,13 @@ class Estimate:
 
     def total(self, runs: int, cv_left: float, cv_seconds_left: float | None = None) -> float:
         """Seconds of ``runs`` runs of the cell; ``cv_left``: the share of its shared CV still to compute (0 when
-        cached, a fraction when fold checkpoints hold part of it: :func:`shared_cv_left`); ``cv_seconds_left``:
-        the seconds that CV still needs as its own checkpoints measure them (:func:`shared_cv_progress`), which
-        stand in for the rows' price of it when given."""
+        cached, a fraction when fold checkpoints hold part of it); ``cv_seconds_left``: the seconds that CV still
+        needs as its own checkpoints measure them, which stands in for the rows' price of it when given; both from
+        :func:`shared_cv_progress`."""
         if runs == 0:
             return 0.0
         cv = cv_seconds_left if cv_seconds_left is not None else min(max(cv_left, 0.0), 1.0) * self.shared_cv
         return runs * self.seconds + cv
-
-
-def shared_cv_left(spec: RunSpec, out: Path) -> float:
-    """The share of a cell's shared CV not yet computed (:func:`shared_cv_progress`)."""
-    return shared_cv_progress(spec, out)[0]
 
 
 def shared_cv_progress(spec: RunSpec, out: Path) -> tuple[float, float | None]:
@@ -323,7 +318,8 @@ def run_parts(r: dict[str, Any]) -> tuple[float, float]:
     checkpoint (the row's ``resumed``), ``cv_seconds`` a CV resumed from its fold checkpoints. So a row's own seconds
     are the larger of its wall clock and the sum of its parts (warm-up, its own CV, final fit, prediction). Until
     2026-12-03 the wall clock alone was taken: paper 002's Table 1 counted 21 hours for 28 resumed rows whose parts
-    sum to 65 (cod's HGK 2.1 hours for 11.5), and the dry run priced pendigits' HGK_refit at 1225 s a run for 15345.
+    sum to 65 (its costliest draw 2.1 hours for 11.5), and the dry run priced one of its cells at 1225 s a run for
+    15345 (docs/protocol.md names them).
 
     A CV shared by the cell's splits: every row names its seconds (over its sessions), but only the run that computed
     it paid them. A row at least as long as the CV computed it in its session, and its own seconds are the rest (or
@@ -414,9 +410,8 @@ def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = 
     """``tkbench run --order cheap-first``: the runs of ``pending`` with each (dataset, method) cell's runs kept
     together in plan order, the cells sorted by their estimated seconds left (shortest first: of a sweep stopped
     at any point, the most cells are then complete, and a leaderboard ranks complete cells only). A cell's seconds
-    are :func:`estimate`'s per run times its runs left, plus the share of its shared CV not yet computed
-    (:func:`shared_cv_left`), or that CV's own measured pace where its checkpoints have one
-    (:func:`shared_cv_progress`). Cells with no estimate (no finished row of the same runs or of the same family and
+    are :func:`estimate`'s per run times its runs left, plus the share of its shared CV not yet computed, or that
+    CV's own measured pace where its checkpoints have one (:func:`shared_cv_progress`). Cells with no estimate (no finished row of the same runs or of the same family and
     size) come last, in plan order. ``rows``: the finished rows to price from, when the caller has read them
     (:func:`finished_rows` of ``out`` and ``root`` otherwise). Returns the runs and the cells in their new order
     with their seconds (None: no estimate). The order changes no result: every run is seeded from the config

@@ -218,9 +218,10 @@ def entry_cost(root: Path, config: str, paper_splits: int | None,
         seconds); a shared CV once."""
         total = 0.0
         for c in known:
-            rows = sorted(by_cell[c], key=lambda r: int(r.get("split") or 0))[:draws]
-            own, _ = cell_seconds(rows, adjust)
-            total += sum(own) + cell_seconds(by_cell[c], adjust)[1]
+            rows = sorted(by_cell[c], key=lambda r: int(r.get("split") or 0))
+            own, shared = cell_seconds(rows, adjust)  # the shared CV: every row of the cell names it
+            rows, own = rows[:draws], own[:draws]
+            total += sum(own) + shared
             total += max(0, draws - len(rows)) * statistics.median(
                 o * quiet_factor(r) for o, r in zip(own, rows, strict=True))
         return total

@@ -629,6 +629,47 @@ def test_refit_descent_steps_lower_the_retrained_error_and_stop_when_they_stall(
     assert one.steps == 1 and one.risk < start
 
 
+def test_a_refit_descent_computes_gradients_only_where_it_goes_on_with_the_eager_result():
+    """The line search reads a trial's gradient only when it accepts the trial and steps on from it: the same
+    DescentResult, bit for bit, as evaluating every gradient at once, with fewer gradient passes (none for a
+    rejected trial or the final point)."""
+    arch = Architecture("depth2:2", 3)
+    X1, y1, X2, y2 = X[:40], Y[:40], X[40:60], Y[40:60]
+    calls = {"risk": 0, "gradient": 0}
+
+    def eager(w):
+        r = A.refit_risk_gradient(arch, w, X1, y1, X2, y2, 1e-4)
+        return r.risk, r.gradient
+
+    def lazy(w):
+        r = A.refit_risk_gradient(arch, w, X1, y1, X2, y2, 1e-4)
+        calls["risk"] += 1
+
+        def gradient():
+            calls["gradient"] += 1
+            return r.gradient
+        return r.risk, gradient
+
+    w0 = arch.initial_weights()
+    for steps in (1, 4, 200):
+        calls.update(risk=0, gradient=0)
+        a = A.gradient_descent(arch, w0, X2, y2, X1, None, steps, evaluate=eager, **A.REFIT_DESCENT)
+        b = A.gradient_descent(arch, w0, X2, y2, X1, None, steps, evaluate=lazy, **A.REFIT_DESCENT)
+        assert np.array_equal(a.weights, b.weights) and a.risk == b.risk
+        assert (a.steps, a.evaluations, a.next_eta, a.local_minimum) == (b.steps, b.evaluations, b.next_eta,
+                                                                         b.local_minimum)
+        assert calls["risk"] == b.evaluations
+        assert calls["gradient"] == b.steps  # the start's and every accepted step's but the last
+        assert calls["gradient"] < calls["risk"]  # the warm line search rejects trials
+
+
+def test_a_refit_gradient_is_computed_once_when_read():
+    arch = Architecture("depth2:2", 3)
+    r = A.refit_risk_gradient(arch, arch.initial_weights(), X[:40], Y[:40], X[40:60], Y[40:60], 1e-4)
+    g = r.gradient
+    assert r.gradient is g and r._gradient is None  # cached; the factor and K21 it held are released
+
+
 def test_refit_algorithm_1_stops_early_records_why_and_resumes_to_the_same_result():
     quick = {"L": 3, "M": 15, "N1": 30, "N2": 10, "N3": 5}
     states = []

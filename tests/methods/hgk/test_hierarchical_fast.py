@@ -114,3 +114,36 @@ def test_fused_risk_and_gradient_equal_the_two_pass_computation(spec):
     weight = residual @ alpha.T * (-2.0 / residual.size)
     g_ref = np.einsum("uv,wuv->w", weight, kernel_and_gradient(arch, w, X, Z)[1])
     assert np.allclose(g, g_ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
+def test_the_symmetric_gradient_pass_equals_the_full_one_and_the_numpy_reference(spec):
+    """sum_{u,v} V_u. A_v.^T dk(x_u, x_v)/dW from the upper triangle (pairs weighted W_uv + W_vu, the diagonal
+    dropped): the full pass's gradient to rounding and the NumPy reference's dK/dW contracted, for row counts
+    around the chunks (the ends pair up in the parallel loop), one and two outputs, one and two threads."""
+    import numba
+
+    from tkbench.methods.hgk._numba import CHUNK
+    from tkbench.methods.hgk.kernel import weighted_gradient
+
+    arch = Architecture(spec, 5)
+    w = arch.initial_weights() * RNG.uniform(0.5, 2.0, arch.n_weights)
+    threads = numba.get_num_threads()
+    try:
+        for t in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(t)
+            for m in (1, 5, CHUNK + 1, 3 * CHUNK + 2, 4 * CHUNK):
+                A_ = RNG.uniform(-1, 1, size=(m, 5))
+                for outputs in (1, 2):
+                    V, A = RNG.normal(size=(m, outputs)), RNG.normal(size=(m, outputs))
+                    sym = weighted_gradient(arch, w, A_, None, V, A)
+                    full = weighted_gradient(arch, w, A_, A_, V, A)
+                    ref = np.einsum("uv,wuv->w", V @ A.T, kernel_and_gradient(arch, w, A_)[1])
+                    if m == 1:  # the diagonal alone: every node's kernel is 1 there (the reference to rounding)
+                        assert np.all(sym == 0.0) and np.max(np.abs(ref)) < 1e-13
+                        continue
+                    scale = np.max(np.abs(ref))
+                    assert np.max(np.abs(sym - full)) <= 1e-12 * scale, (t, m, outputs)
+                    assert np.max(np.abs(sym - ref)) <= 1e-10 * scale, (t, m, outputs)
+    finally:
+        numba.set_num_threads(threads)

@@ -17,7 +17,8 @@ thread (2026-11-26, beside a sweep): the gradient pass 1.25x faster with 4 featu
 - :func:`tree_predict`: F = k(X, Z) @ alpha without storing k (alpha: m' x outputs);
 - :func:`tree_gradient`: g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta with W = R A^T formed row by row (R: m x
   outputs, A: m' x outputs), by Lemma 4.1 from the root down, without storing any m x m' matrix; or, given the
-  targets, the least-squares risk and its gradient in that same single pass;
+  targets, the least-squares risk and its gradient in that same single pass; :func:`tree_gradient_symmetric`
+  the same contraction with Z = X from the upper triangle (half the work: the refit objective's K11 term);
 - :func:`propose_path`: the annealing step on stored blocks (one weight changed: one factor per node on the path).
 """
 from __future__ import annotations
@@ -218,6 +219,69 @@ def tree_predict(X, Zt, kind, start, stop, items, woff, wsq, alpha):
     return F
 
 
+@njit(cache=True, fastmath=True)
+def _row_backward_from(xu, Zt, v0, kind, start, stop, items, woff, w, wsq, Krow, B, H, g):
+    """The backward pass of :func:`tree_gradient` for one row, columns v >= v0 (slices, as in
+    :func:`_row_kernels_from`): B[root] holds the row's weights W_u., Krow its node kernels; adds the row's
+    dk/dtheta contractions to g (parents before children, each passing B_c = 2 w_i^2 B_n K_n down)."""
+    mq, nn = Zt.shape[1] - v0, kind.shape[0]
+    for n in range(nn - 1, -1, -1):  # parents before children
+        Kn = Krow[n][v0:]
+        Bn = B[n][v0:]
+        if kind[n] == 1:
+            for v in range(mq):
+                H[v] = Bn[v] * Kn[v]
+            t = start[n]
+            while t + 4 <= stop[n]:
+                x0, x1, x2, x3 = xu[items[t]], xu[items[t + 1]], xu[items[t + 2]], xu[items[t + 3]]
+                z0, z1 = Zt[items[t]][v0:], Zt[items[t + 1]][v0:]
+                z2, z3 = Zt[items[t + 2]][v0:], Zt[items[t + 3]][v0:]
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                for v in range(mq):
+                    h = H[v]
+                    d0 = x0 - z0[v]
+                    d1 = x1 - z1[v]
+                    d2 = x2 - z2[v]
+                    d3 = x3 - z3[v]
+                    s0 += h * d0 * d0
+                    s1 += h * d1 * d1
+                    s2 += h * d2 * d2
+                    s3 += h * d3 * d3
+                i = woff[n] + t - start[n]
+                g[i] += -2.0 * w[i] * s0
+                g[i + 1] += -2.0 * w[i + 1] * s1
+                g[i + 2] += -2.0 * w[i + 2] * s2
+                g[i + 3] += -2.0 * w[i + 3] * s3
+                t += 4
+            while t < stop[n]:
+                j = items[t]
+                xj = xu[j]
+                zj = Zt[j][v0:]
+                s = 0.0
+                for v in range(mq):
+                    d = xj - zj[v]
+                    s += H[v] * d * d
+                i = woff[n] + t - start[n]
+                g[i] += -2.0 * w[i] * s
+                t += 1
+        else:
+            for t in range(start[n], stop[n]):
+                c = items[t]
+                i = woff[n] + t - start[n]
+                Kc = Krow[c][v0:]
+                Bc = B[c][v0:]
+                factor = 2.0 * wsq[i]
+                s = 0.0
+                for v in range(mq):
+                    common = Bn[v] * Kn[v]
+                    s += common * (1.0 - Kc[v])
+                    Bc[v] = common * factor
+                g[i] += -4.0 * w[i] * s
+
+
 @njit(parallel=True, cache=True, fastmath=True)
 def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
     """g_theta = sum_{u,v} W_uv dk(x_u, z_v)/dtheta, W = r A^T, by Lemma 4.1: B_root = W; a node n with kernel K_n
@@ -249,13 +313,14 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
             _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
             top = Krow[nn - 1]
             for c in range(k):
+                if mode == 2:
+                    r[c] = R[u, c]
+                    continue
                 a = At[c]
                 f = 0.0
                 for v in range(mp):
                     f += top[v] * a[v]
-                if mode == 2:
-                    r[c] = R[u, c]
-                elif mode == 1:
+                if mode == 1:
                     margin = R[u, c] * f
                     if margin < 1.0:
                         sse[ch] += 1.0 - margin
@@ -274,64 +339,58 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
                 a = At[c]
                 for v in range(mp):
                     root[v] += rc * a[v]
-            for n in range(nn - 1, -1, -1):  # parents before children
-                Kn = Krow[n]
-                Bn = B[n]
-                if kind[n] == 1:
-                    for v in range(mp):
-                        H[v] = Bn[v] * Kn[v]
-                    t = start[n]
-                    while t + 4 <= stop[n]:
-                        x0, x1, x2, x3 = X[u, items[t]], X[u, items[t + 1]], X[u, items[t + 2]], X[u, items[t + 3]]
-                        z0, z1, z2, z3 = Zt[items[t]], Zt[items[t + 1]], Zt[items[t + 2]], Zt[items[t + 3]]
-                        s0 = 0.0
-                        s1 = 0.0
-                        s2 = 0.0
-                        s3 = 0.0
-                        for v in range(mp):
-                            h = H[v]
-                            d0 = x0 - z0[v]
-                            d1 = x1 - z1[v]
-                            d2 = x2 - z2[v]
-                            d3 = x3 - z3[v]
-                            s0 += h * d0 * d0
-                            s1 += h * d1 * d1
-                            s2 += h * d2 * d2
-                            s3 += h * d3 * d3
-                        i = woff[n] + t - start[n]
-                        g[i] += -2.0 * w[i] * s0
-                        g[i + 1] += -2.0 * w[i + 1] * s1
-                        g[i + 2] += -2.0 * w[i + 2] * s2
-                        g[i + 3] += -2.0 * w[i + 3] * s3
-                        t += 4
-                    while t < stop[n]:
-                        j = items[t]
-                        xj = X[u, j]
-                        zj = Zt[j]
-                        s = 0.0
-                        for v in range(mp):
-                            d = xj - zj[v]
-                            s += H[v] * d * d
-                        i = woff[n] + t - start[n]
-                        g[i] += -2.0 * w[i] * s
-                        t += 1
-                else:
-                    for t in range(start[n], stop[n]):
-                        c = items[t]
-                        i = woff[n] + t - start[n]
-                        Kc = Krow[c]
-                        Bc = B[c]
-                        factor = 2.0 * wsq[i]
-                        s = 0.0
-                        for v in range(mp):
-                            common = Bn[v] * Kn[v]
-                            s += common * (1.0 - Kc[v])
-                            Bc[v] = common * factor
-                        g[i] += -4.0 * w[i] * s
+            _row_backward_from(X[u], Zt, 0, kind, start, stop, items, woff, w, wsq, Krow, B, H, g)
     out = np.zeros(nw)
     for ch in range(n_chunks):
         out += G[ch]
     return out, sse.sum()
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def tree_gradient_symmetric(X, Xt, kind, start, stop, items, woff, w, V, A):
+    """:func:`tree_gradient`'s mode 2 with Z = X: g_theta = sum_{u,v} W_uv dk(x_u, x_v)/dtheta, W = V A^T, from the
+    upper triangle: dk(x_u, x_v) = dk(x_v, x_u), so the pair u < v counts with the weight W_uv + W_vu, and the
+    diagonal counts nothing (every node's kernel is 1 at x_u = x_v: a leaf's dk/dv_j has the factor
+    (x_j - x_j)^2 = 0, a node's dk/dw_i the factor 1 - K_c = 0). Half the kernel rows and backward passes of the
+    full pass; equal to it up to the order of the sums (tested). Chunks pair from both ends as in
+    :func:`tree_kernel_symmetric`."""
+    m, nn, k = X.shape[0], kind.shape[0], V.shape[1]
+    nw = w.shape[0]
+    wsq = w * w
+    At = np.ascontiguousarray(A.T)
+    Vt = np.ascontiguousarray(V.T)
+    n_chunks = (m + CHUNK - 1) // CHUNK
+    n_pairs = (n_chunks + 1) // 2
+    G = np.zeros((n_pairs, nw))
+    for p in prange(n_pairs):
+        Krow = np.empty((nn, m))
+        B = np.empty((nn, m))
+        H = np.empty(m)
+        g = G[p]
+        for side in range(2):
+            ch = p if side == 0 else n_chunks - 1 - p
+            if side == 1 and ch == p:  # the middle chunk of an odd count: done once
+                break
+            for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
+                v0 = u + 1
+                if v0 >= m:
+                    continue
+                mq = m - v0
+                _row_kernels_from(X[u], Xt, v0, kind, start, stop, items, woff, wsq, Krow)
+                root = B[nn - 1][v0:]
+                for v in range(mq):
+                    root[v] = 0.0
+                for c in range(k):
+                    vu, au = V[u, c], A[u, c]
+                    a = At[c][v0:]
+                    vv = Vt[c][v0:]
+                    for v in range(mq):
+                        root[v] += vu * a[v] + vv[v] * au
+                _row_backward_from(X[u], Xt, v0, kind, start, stop, items, woff, w, wsq, Krow, B, H, g)
+    out = np.zeros(nw)
+    for p in range(n_pairs):
+        out += G[p]
+    return out
 
 
 @njit(parallel=True, cache=True, fastmath=True)

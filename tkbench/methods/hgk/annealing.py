@@ -89,6 +89,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -202,13 +203,23 @@ def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: n
     return risk_and_gradient(arch, weights, X2, X1, y2, alpha, loss)
 
 
-@dataclass
 class Refit:
     """The SVM of step 3 retrained on D1 for weights W at a fixed lambda: alpha(W) = (K11(W) + m1 lambda I)^-1 y1,
-    its risk on D2 and the gradient of that risk in W (``objective="refit"``)."""
-    risk: float
-    gradient: np.ndarray
-    alpha: np.ndarray
+    its risk on D2 and the gradient of that risk in W (``objective="refit"``). The gradient (two compiled passes,
+    most of an evaluation's time) is computed when first read: a line search reads it only at the trial it
+    accepts, so a rejected trial costs the factorisation and the residual only (the same numbers, bit for bit,
+    as computing it at once)."""
+
+    def __init__(self, risk: float, alpha: np.ndarray, gradient: Callable[[], np.ndarray]):
+        self.risk = risk
+        self.alpha = alpha
+        self._gradient = gradient
+
+    @cached_property
+    def gradient(self) -> np.ndarray:
+        g = self._gradient()
+        self._gradient = None  # the factor and K21 it held are freed
+        return g
 
 
 def refit_risk_gradient(arch: Architecture, weights: np.ndarray, X1: np.ndarray, y1: np.ndarray, X2: np.ndarray,
@@ -217,9 +228,12 @@ def refit_risk_gradient(arch: Architecture, weights: np.ndarray, X1: np.ndarray,
     error of the retrained SVM, our ``objective="refit"``; the paper's (11) holds alpha fixed), and its gradient
     by the adjoint: with r = (2 / (m2 k)) (K21 alpha - y2) and v = A^-1 K21^T r (A = K11 + m1 lambda I, the same
     Cholesky factor), dR/dW = r^T (dK21/dW) alpha - v^T (dK11/dW) alpha (dalpha = -A^-1 dK11 alpha). Both
-    contractions are one compiled pass (Lemma 4.1) over their block; K11 is formed for the factorisation, K21
-    for the residual. Costs one m1 x m1 Cholesky per evaluation."""
+    contractions are one compiled pass (Lemma 4.1) over their block (K11's over its upper triangle, by symmetry:
+    half the work); K11 is formed for the factorisation, K21 for the residual. Costs one m1 x m1 Cholesky per
+    evaluation; the gradient is computed when
+    ``Refit.gradient`` is first read (:class:`Refit`)."""
     m1 = len(y1)
+    weights = np.array(weights, float)
     K11 = kernel(arch, weights, X1)
     K11[np.diag_indices(m1)] += m1 * lam
     factor = scipy.linalg.cho_factor(K11, lower=True, check_finite=False)
@@ -228,11 +242,14 @@ def refit_risk_gradient(arch: Architecture, weights: np.ndarray, X1: np.ndarray,
     Y2 = y2.reshape(len(y2), -1)
     residual = (K21 @ alpha).reshape(Y2.shape) - Y2
     risk = float(np.mean(residual ** 2))
-    r = residual * (2.0 / residual.size)
-    v = scipy.linalg.cho_solve(factor, K21.T @ r, check_finite=False)
-    gradient = (weighted_gradient(arch, weights, X2, X1, r, alpha)
-                - weighted_gradient(arch, weights, X1, X1, v, alpha))
-    return Refit(risk, gradient, alpha)
+
+    def gradient() -> np.ndarray:
+        r = residual * (2.0 / residual.size)
+        v = scipy.linalg.cho_solve(factor, K21.T @ r, check_finite=False)
+        return (weighted_gradient(arch, weights, X2, X1, r, alpha)
+                - weighted_gradient(arch, weights, X1, None, v, alpha))  # K11's term from its upper triangle
+
+    return Refit(risk, alpha, gradient)
 
 
 @dataclass
@@ -265,13 +282,20 @@ def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2
     first trial (module doc): ``"fixed"``: ``eta0`` at every step; ``"warm"``: ``eta_start`` (default ``eta0``) at
     the first step, then min(eta0, 2 eta_prev). Each trial point is evaluated with its gradient in the same
     compiled pass, so an accepted trial needs no second pass. ``evaluate(W) -> (risk, gradient)`` replaces the
-    fixed-alpha risk (11) (``objective="refit"``: :func:`refit_risk_gradient`)."""
+    fixed-alpha risk (11) (``objective="refit"``: :func:`refit_risk_gradient`); its gradient may be a callable,
+    called only where the descent goes on from a point: the start and the accepted trials before the last
+    step (a rejected trial's gradient, and the final point's, are never computed)."""
     check_line_search(line_search)
     if evaluate is None:
         def evaluate(wts):
             return risk_gradient(arch, wts, X2, y2, X1, alpha, loss)
+
+    def gradient_of(g) -> np.ndarray:
+        return g() if callable(g) else g
+
     w = np.array(weights, float)
     risk, grad = evaluate(w)
+    grad = gradient_of(grad)
     evaluations = 1
     first = eta0 if eta_start is None or line_search == "fixed" else min(eta0, float(eta_start))
     if eta_start is None and relative_step is not None:  # a first trial that moves W by relative_step ||W||
@@ -297,6 +321,8 @@ def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2
         first = eta0 if line_search == "fixed" else min(eta0, 2.0 * eta)
         if rtol > 0 and stalled:  # a step that decreased R by at most rtol R: a local minimum
             return DescentResult(w, risk, step + 1, True, evaluations, first)
+        if step + 1 < n_steps:  # the last step's gradient is not read
+            grad = gradient_of(grad)
     return DescentResult(w, risk, n_steps, False, evaluations, first)
 
 
@@ -468,9 +494,14 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
         last: dict = {}  # the refitted alpha of the last evaluation, reused when the descent ends on its W
 
         def evaluate(wts, X1=X1, y1=y1, X2=X2, y2=y2, lam=lam, last=last):
-            r = refit_risk_gradient(arch, wts, X1, y1, X2, y2, lam)
-            last["w"], last["alpha"] = np.array(wts, copy=True), r.alpha
-            return r.risk, r.gradient
+            """The refit risk at W and its gradient, computed when the descent reads it; the last evaluation's
+            when it was at W (a descent round starting where the previous one stopped: the same numbers)."""
+            if "w" in last and np.array_equal(last["w"], wts):
+                r = last["refit"]
+            else:
+                r = refit_risk_gradient(arch, wts, X1, y1, X2, y2, lam)
+                last["w"], last["alpha"], last["refit"] = np.array(wts, copy=True), r.alpha, r
+            return r.risk, lambda: r.gradient
 
         def refitted(wts, X1=X1, y1=y1, lam=lam, last=last):
             """alpha(W) on D1: the last evaluation's when it was at W (the same Cholesky solve, bit for bit),

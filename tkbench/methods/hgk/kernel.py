@@ -268,19 +268,22 @@ def risk_and_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z:
     return float(sse / Ym.size), g
 
 
-def weighted_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray, V: np.ndarray,
+def weighted_gradient(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray | None, V: np.ndarray,
                       A: np.ndarray) -> np.ndarray:
     """sum_{u,v,c} V_uc A_vc dk(x_u, z_v)/dW for every weight, in one compiled pass (Lemma 4.1; no m x m' matrix
     stored): the adjoint term of a refitted SVM's risk (:func:`tkbench.methods.hgk.annealing.refit_risk_gradient`).
-    V: m x outputs (or a vector), A: m' x outputs."""
-    from tkbench.methods.hgk._numba import tree_gradient
+    V: m x outputs (or a vector), A: m' x outputs. Z None: Z = X, from the upper triangle
+    (:func:`tkbench.methods.hgk._numba.tree_gradient_symmetric`: half the work, equal to the full pass up to the
+    order of the sums)."""
+    from tkbench.methods.hgk._numba import tree_gradient, tree_gradient_symmetric
 
     weights = _checked(arch, weights)
-    V = np.asarray(V, float)
-    A = np.asarray(A, float)
-    g, _ = tree_gradient(np.ascontiguousarray(X, float), np.ascontiguousarray(np.asarray(Z, float).T),
-                         *arch.flat.arrays(), weights, np.ascontiguousarray(V.reshape(len(V), -1)),
-                         np.ascontiguousarray(A.reshape(len(A), -1)), 2)
+    X = np.ascontiguousarray(X, float)
+    V = np.ascontiguousarray(np.asarray(V, float).reshape(len(V), -1))
+    A = np.ascontiguousarray(np.asarray(A, float).reshape(len(A), -1))
+    if Z is None:
+        return tree_gradient_symmetric(X, np.ascontiguousarray(X.T), *arch.flat.arrays(), weights, V, A)
+    g, _ = tree_gradient(X, np.ascontiguousarray(np.asarray(Z, float).T), *arch.flat.arrays(), weights, V, A, 2)
     return g
 
 

@@ -1,9 +1,11 @@
 """Algorithm 1 of paper 002 (tkbench.methods.hgk.annealing): the pieces against independent computations."""
 from __future__ import annotations
 
+import gc
 import json
 import math
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -632,7 +634,7 @@ def test_refit_descent_steps_lower_the_retrained_error_and_stop_when_they_stall(
 def test_a_refit_descent_computes_gradients_only_where_it_goes_on_with_the_eager_result():
     """The line search reads a trial's gradient only when it accepts the trial and steps on from it: the same
     DescentResult, bit for bit, as evaluating every gradient at once, with fewer gradient passes (none for a
-    rejected trial or the final point)."""
+    rejected trial or the final point), and no rejected trial's factorisation kept while the next is made."""
     arch = Architecture("depth2:2", 3)
     X1, y1, X2, y2 = X[:40], Y[:40], X[40:60], Y[40:60]
     calls = {"risk": 0, "gradient": 0}
@@ -641,8 +643,14 @@ def test_a_refit_descent_computes_gradients_only_where_it_goes_on_with_the_eager
         r = A.refit_risk_gradient(arch, w, X1, y1, X2, y2, 1e-4)
         return r.risk, r.gradient
 
+    made = []  # weak references to every evaluation
+
     def lazy(w):
+        gc.collect()
+        held = [r for r in (ref() for ref in made) if r is not None and r._gradient is not None]
+        assert not held  # no earlier evaluation still holds its factor (a rejected trial's is released)
         r = A.refit_risk_gradient(arch, w, X1, y1, X2, y2, 1e-4)
+        made.append(weakref.ref(r))
         calls["risk"] += 1
 
         def gradient():

@@ -313,6 +313,7 @@ def gradient_descent(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2
             evaluations += 1
             if trial_risk <= risk - c * eta * g2:
                 break
+            trial_grad = None  # a lazy gradient holds its evaluation's factor: released before the next trial
             eta *= shrink
         else:
             return DescentResult(w, risk, step, True, evaluations, eta0)
@@ -499,6 +500,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
             if "w" in last and np.array_equal(last["w"], wts):
                 r = last["refit"]
             else:
+                last.clear()  # one evaluation's factor and K21 held at a time
                 r = refit_risk_gradient(arch, wts, X1, y1, X2, y2, lam)
                 last["w"], last["alpha"], last["refit"] = np.array(wts, copy=True), r.alpha, r
             return r.risk, lambda: r.gradient

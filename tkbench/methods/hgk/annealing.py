@@ -206,7 +206,7 @@ def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: n
 class Refit:
     """The SVM of step 3 retrained on D1 for weights W at a fixed lambda: alpha(W) = (K11(W) + m1 lambda I)^-1 y1,
     its risk on D2 and the gradient of that risk in W (``objective="refit"``). The gradient (two compiled passes,
-    most of an evaluation's time) is computed when first read: a line search reads it only at the trial it
+    most of an evaluation's time when W has many weights) is computed when first read: a line search reads it only at the trial it
     accepts, so a rejected trial costs the factorisation and the residual only (the same numbers, bit for bit,
     as computing it at once)."""
 
@@ -230,8 +230,7 @@ def refit_risk_gradient(arch: Architecture, weights: np.ndarray, X1: np.ndarray,
     Cholesky factor), dR/dW = r^T (dK21/dW) alpha - v^T (dK11/dW) alpha (dalpha = -A^-1 dK11 alpha). Both
     contractions are one compiled pass (Lemma 4.1) over their block (K11's over its upper triangle, by symmetry:
     half the work); K11 is formed for the factorisation, K21 for the residual. Costs one m1 x m1 Cholesky per
-    evaluation; the gradient is computed when
-    ``Refit.gradient`` is first read (:class:`Refit`)."""
+    evaluation; the gradient is computed when ``Refit.gradient`` is first read (:class:`Refit`)."""
     m1 = len(y1)
     weights = np.array(weights, float)
     K11 = kernel(arch, weights, X1)
@@ -492,7 +491,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
             best_w, best_risk, best_lam = w.copy(), initial, lam
         refit = objective == "refit"
 
-        last: dict = {}  # the refitted alpha of the last evaluation, reused when the descent ends on its W
+        last: dict = {}  # the last evaluation (its W, alpha and Refit), reused when a descent ends or starts on its W
 
         def evaluate(wts, X1=X1, y1=y1, X2=X2, y2=y2, lam=lam, last=last):
             """The refit risk at W and its gradient, computed when the descent reads it; the last evaluation's

@@ -225,7 +225,8 @@ def test_a_shared_cv_stopped_midway_is_priced_at_its_own_pace(write_config, tmp_
     rows = [{"status": "ok", "total_seconds": 110.0, "cv_seconds": 100.0, "cv": {"shared": True},
              "spec": first.to_dict(), "key": None}]
     est = estimate(make_plan(exp)[1:], rows)[("liver", "svm")]
-    assert est.total(2, shared_cv_progress(first, out)[0], shared_cv_progress(first, out)[1]) == pytest.approx(2 * 10.0 + 18.0)
+    left, pace = shared_cv_progress(first, out)
+    assert est.total(2, left, pace) == pytest.approx(2 * 10.0 + 18.0)
     console = Console(record=True, width=250)  # the dry run's table prices the cell at that pace and says so
     plan = make_plan(exp)
     _print_plan(console, plan, plan, out, set(), rows=rows)

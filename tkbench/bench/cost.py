@@ -326,8 +326,8 @@ def run_parts(r: dict[str, Any]) -> tuple[float, float]:
     its parts without the CV, if larger); a shorter one read the cached choice, or computed part of the CV (resumed
     from fold checkpoints, or finished beside another worker), and counts its timed parts without the CV (before
     2026-11-29 the CV was subtracted from such rows, and one config's cells priced at -432 s a run; then their wall
-    clock was taken, and a resumed pilot CV priced a cell at 473 s a run for a 2.8 s fit). Rows without timed parts (older
-    layouts) are counted at their wall clock."""
+    clock was taken, and a resumed pilot CV priced a cell at 473 s a run for a 2.8 s fit). Rows without timed
+    parts (older layouts) are counted at their wall clock."""
     def part(name: str) -> float:
         value = r.get(name)
         return float(value) if isinstance(value, int | float) and value >= 0 else 0.0
@@ -411,11 +411,11 @@ def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = 
     together in plan order, the cells sorted by their estimated seconds left (shortest first: of a sweep stopped
     at any point, the most cells are then complete, and a leaderboard ranks complete cells only). A cell's seconds
     are :func:`estimate`'s per run times its runs left, plus the share of its shared CV not yet computed, or that
-    CV's own measured pace where its checkpoints have one (:func:`shared_cv_progress`). Cells with no estimate (no finished row of the same runs or of the same family and
-    size) come last, in plan order. ``rows``: the finished rows to price from, when the caller has read them
-    (:func:`finished_rows` of ``out`` and ``root`` otherwise). Returns the runs and the cells in their new order
-    with their seconds (None: no estimate). The order changes no result: every run is seeded from the config
-    alone."""
+    CV's own measured pace where its checkpoints have one (:func:`shared_cv_progress`). Cells with no estimate
+    (no finished row of the same runs or of the same family and size) come last, in plan order. ``rows``: the
+    finished rows to price from, when the caller has read them (:func:`finished_rows` of ``out`` and ``root``
+    otherwise). Returns the runs and the cells in their new order with their seconds (None: no estimate). The
+    order changes no result: every run is seeded from the config alone."""
     if rows is None and pending:
         rows = finished_rows(out, root)
     costs = estimate(pending, rows) if pending else {}

@@ -168,6 +168,15 @@ def tree_kernel(X, Zt, kind, start, stop, items, woff, wsq, out):
                 out[n - first, u, :] = Krow[n]
 
 
+@njit(cache=True)
+def _paired_chunk(p, side, n_chunks):
+    """The chunk a symmetric pass's parallel iteration p takes on one side: chunk p from the front (side 0), chunk
+    n_chunks - 1 - p from the back (side 1); -1 for the back of the middle chunk of an odd count (done once). The
+    rows of a triangle shrink with u, so the two ends make equal work per iteration."""
+    ch = p if side == 0 else n_chunks - 1 - p
+    return -1 if side == 1 and ch == p else ch
+
+
 @njit(parallel=True, cache=True, fastmath=True)
 def tree_kernel_symmetric(X, Xt, kind, start, stop, items, woff, wsq, out):
     """:func:`tree_kernel` with Z = X: each row u computes the columns v >= u only, and the lower triangle is the
@@ -181,8 +190,8 @@ def tree_kernel_symmetric(X, Xt, kind, start, stop, items, woff, wsq, out):
     for p in prange((n_chunks + 1) // 2):
         Krow = np.empty((nn, m))
         for side in range(2):
-            ch = p if side == 0 else n_chunks - 1 - p
-            if side == 1 and ch == p:  # the middle chunk of an odd count: done once
+            ch = _paired_chunk(p, side, n_chunks)
+            if ch < 0:
                 break
             for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
                 _row_kernels_from(X[u], Xt, u, kind, start, stop, items, woff, wsq, Krow)
@@ -368,8 +377,8 @@ def tree_gradient_symmetric(X, Xt, kind, start, stop, items, woff, w, V, A):
         H = np.empty(m)
         g = G[p]
         for side in range(2):
-            ch = p if side == 0 else n_chunks - 1 - p
-            if side == 1 and ch == p:  # the middle chunk of an odd count: done once
+            ch = _paired_chunk(p, side, n_chunks)
+            if ch < 0:
                 break
             for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
                 v0 = u + 1

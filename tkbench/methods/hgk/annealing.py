@@ -206,9 +206,9 @@ def risk_gradient(arch: Architecture, weights: np.ndarray, X2: np.ndarray, y2: n
 class Refit:
     """The SVM of step 3 retrained on D1 for weights W at a fixed lambda: alpha(W) = (K11(W) + m1 lambda I)^-1 y1,
     its risk on D2 and the gradient of that risk in W (``objective="refit"``). The gradient (two compiled passes,
-    most of an evaluation's time when W has many weights) is computed when first read: a line search reads it only at the trial it
-    accepts, so a rejected trial costs the factorisation and the residual only (the same numbers, bit for bit,
-    as computing it at once)."""
+    most of an evaluation's time when W has many weights) is computed when first read: a line search reads it
+    only at the trial it accepts, so a rejected trial costs the factorisation and the residual only (the same
+    numbers, bit for bit, as computing it at once)."""
 
     def __init__(self, risk: float, alpha: np.ndarray, gradient: Callable[[], np.ndarray]):
         self.risk = risk

@@ -277,8 +277,13 @@ def test_the_cost_table_counts_the_paper_draws_only_and_applies_measured_speedup
                           measured="m"),
                   Speedup(name="x", family=family, params={}, before="2000-01-01", factor=2.0, measured="m"),
                   Speedup(name="x", family=family, params={}, before=late, factor=2.0, measured="m",
-                          min_train=10 ** 9)):
+                          min_train=10 ** 9),
+                  Speedup(name="x", family=family, params={}, before=late, factor=2.0, measured="m",
+                          min_features=10 ** 9)):
         assert entry_cost(tmp_path, name, 1, (other,))["today_seconds"] == pytest.approx(one["full_seconds"])
+    few = Speedup(name="x", family=family, params={some: (value,)}, before=late, factor=2.0, measured="m",
+                  min_features=min(int(r["n_features"]) for r in match))  # every matching row has enough
+    assert entry_cost(tmp_path, name, 1, (few,))["today_seconds"] == pytest.approx(whole["today_seconds"])
     unset = Speedup(name="x", family=family, params={"no_such_param": (None,)}, before=late, factor=2.0, measured="m")
     assert entry_cost(tmp_path, name, 1, (unset,))["today_seconds"] < one["full_seconds"]  # None: a row without it
     text = cost_markdown(tmp_path, (Entry(config=name, title="t", paper_splits=1),), (half,))
@@ -305,6 +310,7 @@ def test_a_malformed_speedup_is_a_clear_input_error(tmp_path):
     assert sp.factor == 1.5 and sp.part == "run" and sp.params == {}
     for change, field in [({"factor": "0.5"}, "factor"), ({"factor": "fast"}, "factor"), ({"before": "soon"}, "before"),
                           ({"part": "cv"}, "part"), ({"params": "[a]"}, "params"), ({"min_train": "-1"}, "min_train"),
+                          ({"min_features": "many"}, "min_features"),
                           ({"measured": None}, "missing"), ({"speed": "2"}, "unknown")]:
         write(**change)
         with pytest.raises(InputError, match=field) as err:

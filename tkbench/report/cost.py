@@ -54,6 +54,7 @@ class Speedup:
     factor: float  # the old path's time over the new one's, measured in one run (its conservative end)
     measured: str  # where and how the factor was measured
     min_train: int = 0  # rows with fewer training rows are not affected
+    min_features: int = 0  # rows of data with fewer features are not affected
     part: str = "run"  # "run": the row's whole time; "fit": its final fit only (fit_seconds; its CV as it ran)
 
     def saved(self, row: dict[str, Any], seconds: float, shared: bool = False) -> float:
@@ -74,6 +75,7 @@ class Speedup:
         started = str(row.get("started_at") or "")
         return (row.get("family") == self.family and bool(started) and started < self.before
                 and int(row.get("n_train") or 0) >= self.min_train
+                and int(row.get("n_features") or 0) >= self.min_features
                 and all(params.get(k) in vals for k, vals in self.params.items()))
 
 
@@ -88,6 +90,7 @@ class _SpeedupEntry(BaseModel):
     factor: Annotated[float, Field(ge=1.0, strict=True)]  # a measured ratio, old time over new time
     measured: str
     min_train: Annotated[int, Field(ge=0, strict=True)] = 0
+    min_features: Annotated[int, Field(ge=0, strict=True)] = 0
     part: Literal["run", "fit"] = "run"
 
 
@@ -104,7 +107,7 @@ def load_speedups(root: Path) -> tuple[Speedup, ...]:
     items = doc.get("speedups") or []
     if not isinstance(items, list):
         raise InputError(f"{path}: speedups: expected a list of {{name, family, params, before, factor, measured, "
-                         f"min_train?, part?}}, got {type(items).__name__}")
+                         f"min_train?, min_features?, part?}}, got {type(items).__name__}")
     out = []
     for i, item in enumerate(items):
         where = f"{path}: speedups[{i}]"
@@ -115,13 +118,14 @@ def load_speedups(root: Path) -> tuple[Speedup, ...]:
             field = ".".join(str(x) for x in err["loc"])
             if err["type"] == "missing":
                 raise InputError(f"{where}: missing field {field} (expected name, family, params, before, factor, "
-                                 "measured and optionally min_train and part)") from None
+                                 "measured and optionally min_train, min_features and part)") from None
             if err["type"] == "extra_forbidden":
                 raise InputError(f"{where}: unknown field {field} (expected name, family, params, before, factor, "
-                                 "measured and optionally min_train and part)") from None
+                                 "measured and optionally min_train, min_features and part)") from None
             raise InputError(f"{where}.{field}: {err.get('input')!r}: {err['msg']}") from None
         out.append(Speedup(name=entry.name, family=entry.family, before=entry.before, factor=entry.factor,
-                           measured=entry.measured, min_train=entry.min_train, part=entry.part,
+                           measured=entry.measured, min_train=entry.min_train,
+                           min_features=entry.min_features, part=entry.part,
                            params={k: tuple(v) if isinstance(v, list) else (v,) for k, v in entry.params.items()}))
     return tuple(out)
 

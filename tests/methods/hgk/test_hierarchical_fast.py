@@ -17,8 +17,8 @@ from tkbench.methods.hgk.kernel import (
 RNG = np.random.default_rng(7)
 X = RNG.uniform(-1, 1, size=(37, 5))
 Z = RNG.uniform(-1, 1, size=(23, 5))
-# depth 1, 2, 3 (mixed leaf depths), and leaves of exactly 4 features and of fewer: the compiled leaf loops take
-# four features per pass, then the rest one at a time (5 features: one block and one left over)
+# depth 1, 2, 3 (mixed leaf depths), leaves of every feature and of some (the leaves' matrix products: a feature
+# a leaf does not use has weight 0 there), and leaves of exactly 4 features and of fewer
 ARCHS = ["inhomogeneous", "depth2:3", [[[0, 1], [2]], [[3, 4], [0, 4]], [1, 2, 3]], [[0, 1, 2, 3], [4], [0, 2, 4]]]
 IDS = ["depth1", "depth2", "depth3", "depth2-blocks"]
 
@@ -52,10 +52,12 @@ def test_compiled_kernel_predict_and_gradient_equal_the_numpy_reference(spec):
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)
-def test_the_symmetric_pass_equals_the_full_one_bit_for_bit_for_every_row_count_and_thread_count(spec):
-    """k(X, X) from the upper triangle mirrored: the full pass's matrix exactly, for row counts around the row
-    chunks (fewer rows than a chunk, one chunk, an odd and an even number of chunks, whose ends pair up in the
-    parallel loop), one and two threads, the root's kernel and every node's; and the NumPy reference to rounding."""
+def test_the_symmetric_pass_is_symmetric_and_equals_the_full_one_for_every_row_count_and_thread_count(spec):
+    """k(X, X) from the upper triangle mirrored: exactly symmetric, every entry written, the full pass's matrix to
+    rounding (the leaves' exponents are matrix products, so k(x_u, x_v) and k(x_v, x_u) of the full pass may
+    differ in the last bits), for row counts around the row chunks (fewer rows than a chunk, one chunk, an odd and
+    an even number of chunks, whose ends pair up in the parallel loop), one and two threads, the root's kernel and
+    every node's; and the NumPy reference to rounding."""
     import numba
 
     from tkbench.methods.hgk._numba import CHUNK, tree_kernel, tree_kernel_symmetric
@@ -75,11 +77,46 @@ def test_the_symmetric_pass_equals_the_full_one_bit_for_bit_for_every_row_count_
                     full, sym = np.empty((nodes, m, m)), np.full((nodes, m, m), np.nan)
                     tree_kernel(A, At, *flat, w ** 2, full)
                     tree_kernel_symmetric(A, At, *flat, w ** 2, sym)
-                    assert np.array_equal(sym, full), (t, m, nodes)
-                assert np.array_equal(kernel(arch, w, A), full[-1])  # whichever pass kernel() takes
+                    assert np.array_equal(sym, sym.transpose(0, 2, 1)), (t, m, nodes)
+                    assert np.allclose(sym, full, rtol=1e-14, atol=1e-15), (t, m, nodes)
+                    assert np.allclose(np.diagonal(sym, axis1=1, axis2=2), 1.0, rtol=0, atol=1e-14)
+                assert np.allclose(kernel(arch, w, A), full[-1], rtol=1e-14, atol=1e-15)  # whichever pass it takes
                 assert np.allclose(kernel(arch, w, A), node_kernel(arch.root, w, A, A), rtol=1e-13, atol=1e-15)
     finally:
         numba.set_num_threads(threads)
+
+
+def _direct_kernel(node, weights, A, B):
+    """A node's kernel from the squared differences themselves (exact for close points): the compiled loops'
+    leaves take them as matrix products, whose rounding this bounds."""
+    w = weights[node.offset:node.offset + node.size]
+    if node.is_leaf:
+        idx = list(node.features)
+        return np.exp(-np.einsum("j,juv->uv", w ** 2, (A[:, idx].T[:, :, None] - B[:, idx].T[:, None, :]) ** 2))
+    return np.exp(-2.0 * sum(w[i] ** 2 * (1.0 - _direct_kernel(c, weights, A, B)) for i, c in enumerate(node.children)))
+
+
+@pytest.mark.parametrize("scale", [1.0, 4.0, 16.0])
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
+def test_the_leaves_matrix_products_stay_within_their_rounding_bound_at_large_weights(spec, scale):
+    """The module's bound: a top exponent off by at most about 8 eps sum_i w_i^2 |v_i|^2 (the sum over the inner
+    nodes' children of their weight times the leaves' squared weights below), so |k - k_direct| is at most that
+    (k <= 1), at weights up to 16 times the initial ones (256 times their squares), with near-duplicate points
+    (where 1 - k_leaf is smallest and the expansion's cancellation largest)."""
+    arch = Architecture(spec, 5)
+    w = arch.initial_weights() * scale * RNG.uniform(0.5, 1.0, arch.n_weights)
+    A = np.vstack([X, X[:10] + 1e-6 * RNG.normal(size=(10, 5))])
+
+    def size(node) -> float:  # sum over paths of the products of squared weights: the exponent's scale
+        ws = w[node.offset:node.offset + node.size] ** 2
+        if node.is_leaf:
+            return float(ws.sum())
+        return float(sum(2.0 * ws[i] * max(size(c), 1.0) for i, c in enumerate(node.children)))
+
+    bound = 8 * np.finfo(float).eps * max(size(arch.root), 1.0)
+    ref = _direct_kernel(arch.root, w, A, A)
+    assert np.max(np.abs(kernel(arch, w, A) - ref)) <= bound
+    assert np.max(np.abs(kernel(arch, w, A, Z) - _direct_kernel(arch.root, w, A, Z))) <= bound
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)

@@ -7,11 +7,14 @@ the node's weights in the flat weight vector (item i of node n has weight ``woff
 Every loop works row by row: for one point x_u, every node's kernel row k_n(x_u, Z) is built in a scratch array
 of nodes x m' (a few hundred KB, cache resident), children first; the innermost loops run over the columns v
 with no branch, so that LLVM vectorises them, exponentials included (:func:`fast_exp` below).
-Rows are spread over threads (``prange``) in chunks, each chunk with its own scratch. A leaf's loops over its
-features take four features per pass over the row (register blocking: the row, and in the gradient the product
-B_n K_n, are read once per four features instead of once per feature); measured on a 1556 x 3111 block with one
-thread (2026-11-26, beside a sweep): the gradient pass 1.25x faster with 4 features per leaf, 1.5x with 16 and
-1.65x with 36, equal to the one-feature loops to rounding (relative 1e-17: the sums are reassociated).
+Rows are spread over threads (``prange``) in chunks, each chunk with its own scratch. The leaves' sums over their
+features are matrix products, all leaves at once (since 2026-12-03; :func:`_leaf_form`): forward, a leaf's
+exponent sum_j v_j^2 (x_uj - z_vj)^2 = a(x_u) + a(z_v) - 2 sum_j v_j^2 x_uj z_vj is one BLAS product per row;
+backward, a leaf's sum_v H(v) (x_uj - z_vj)^2 = x_uj^2 sum_v H(v) - 2 x_uj (H Z)_j + (H (Z o Z))_j is two per
+row. Rounding: an exponent is then exact to about eps (a(x_u) + a(z_v)) instead of eps times itself, so a node's
+1 - k_n is off by up to about 4 eps |v|^2 for close points, and the top exponent by up to about
+8 eps sum_i w_i^2 |v_i|^2 (1e-15 at the initial weights; tested against differences at large weights). Before,
+a leaf's loops took four features per pass over the row ((x_j - z_j)^2 summed directly, exact for x = z).
 
 - :func:`tree_kernel`: the root's kernel matrix k(X, Z), or every node's;
 - :func:`tree_predict`: F = k(X, Z) @ alpha without storing k (alpha: m' x outputs);
@@ -102,48 +105,79 @@ def fast_exp(x):
     return p * scale if x >= _UNDERFLOW else 0.0
 
 
+@njit(cache=True)
+def _leaf_form(Zt, kind, start, stop, items, woff, wsq):
+    """The leaves' exponents as matrix products (Eq. (4)): sum_j v_j^2 (x_j - z_j)^2 = a(x) + a(z) - 2 sum_j v_j^2
+    x_j z_j with a(x) = sum_j v_j^2 x_j^2. Returns (P, leaf_of, Az): P[l, j] the squared weight of feature j in
+    the l-th leaf (0 where the leaf does not use j; a feature listed twice adds up), leaf_of[n] the leaf index of
+    node n (-1 for inner nodes), Az[l, v] = a_l(z_v)."""
+    nn, d = kind.shape[0], Zt.shape[0]
+    leaf_of = np.full(nn, -1, dtype=np.int64)
+    n_leaves = 0
+    for n in range(nn):
+        if kind[n] == 1:
+            leaf_of[n] = n_leaves
+            n_leaves += 1
+    P = np.zeros((n_leaves, d))
+    for n in range(nn):
+        if kind[n] == 1:
+            for t in range(start[n], stop[n]):
+                P[leaf_of[n], items[t]] += wsq[woff[n] + t - start[n]]
+    Az = np.dot(P, Zt * Zt)
+    return P, leaf_of, Az
+
+
+@njit(cache=True)
+def _leaf_scratch(P, mp):
+    """A thread's scratch for :func:`_row_kernels_from`: (-2 P x_u, the leaves' a(x_u), their products with Z)."""
+    n_leaves, d = P.shape
+    return np.empty((n_leaves, d)), np.empty(n_leaves), np.empty((n_leaves, mp))
+
+
 @njit(cache=True, fastmath=True)
-def _row_kernels(xu, Zt, kind, start, stop, items, woff, wsq, Krow):
+def _row_kernels(xu, Zt, kind, start, stop, items, woff, wsq, Krow, lf, scratch):
     """Krow[n, v] = k_n(x_u, z_v) for every node n (post-order: children are ready before their parent)."""
-    _row_kernels_from(xu, Zt, 0, kind, start, stop, items, woff, wsq, Krow)
+    _row_kernels_from(xu, Zt, 0, 0, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
 
 
 @njit(cache=True, fastmath=True)
-def _row_kernels_from(xu, Zt, v0, kind, start, stop, items, woff, wsq, Krow):
-    """:func:`_row_kernels` for the columns v >= v0 only (Krow[:, :v0] is left as it was). The loops run over
-    slices that start at v0 (contiguous, so they vectorise as the full rows do: indexing from a run-time start
-    instead made each element 2.6 times slower, measured)."""
-    mq = Zt.shape[1] - v0
+def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow, lf, scratch):
+    """:func:`_row_kernels` for the columns v >= v0 only (Krow[:, :v0] is left as it was), given Zc = Z^T[:, c0:]
+    (contiguous, c0 <= v0; the symmetric passes copy it once per chunk of rows) and a scratch sized for it
+    (:func:`_leaf_scratch`). The loops run over slices that start at v0 (contiguous, so they vectorise as the full
+    rows do: indexing from a run-time start instead made each element 2.6 times slower, measured).
+
+    The leaves' exponents come from one matrix product per row, (-2 P o x_u) @ Zc for all leaves at once
+    (:func:`_leaf_form`; BLAS), plus a(x_u) + a(z_v), clipped at 0 where rounding makes it negative (the module
+    says what that rounding is). Against one pass per four features of (x_j - z_j)^2 sums (until 2026-12-03), old
+    and new code alternated, one thread, beside two sweeps (2026-12-03): a 1555 x 3111 block of depth2:16 on 16
+    features 0.54-0.70 s against 0.36-0.54 s (1.3-1.5x), of depth2:8 on 36 features 0.40-0.60 s against
+    0.20-0.30 s (1.5-2x), on 4 features no change (0.17-0.23 s both); the mirrored 3111 x 3111 block of depth2:16
+    on 16 features 0.73-0.93 s against 0.59-0.63 s."""
+    P, leaf_of, Az = lf
+    Mu, axu, Gl = scratch
+    n_leaves, d = P.shape
+    for t in range(n_leaves):
+        a = 0.0
+        for j in range(d):
+            pj = P[t, j] * xu[j]
+            a += pj * xu[j]
+            Mu[t, j] = -2.0 * pj
+        axu[t] = a
+    np.dot(Mu, Zc, Gl)
+    mq = c0 + Zc.shape[1] - v0
     for n in range(kind.shape[0]):
         row = Krow[n][v0:]
-        for v in range(mq):
-            row[v] = 0.0
         if kind[n] == 1:  # Eq. (4): exp(-sum_j v_j^2 (x_j - z_j)^2)
-            t = start[n]
-            while t + 4 <= stop[n]:
-                i = woff[n] + t - start[n]
-                a0, a1, a2, a3 = wsq[i], wsq[i + 1], wsq[i + 2], wsq[i + 3]
-                x0, x1, x2, x3 = xu[items[t]], xu[items[t + 1]], xu[items[t + 2]], xu[items[t + 3]]
-                z0, z1 = Zt[items[t]][v0:], Zt[items[t + 1]][v0:]
-                z2, z3 = Zt[items[t + 2]][v0:], Zt[items[t + 3]][v0:]
-                for v in range(mq):
-                    d0 = x0 - z0[v]
-                    d1 = x1 - z1[v]
-                    d2 = x2 - z2[v]
-                    d3 = x3 - z3[v]
-                    row[v] += a0 * d0 * d0 + a1 * d1 * d1 + a2 * d2 * d2 + a3 * d3 * d3
-                t += 4
-            while t < stop[n]:
-                a = wsq[woff[n] + t - start[n]]
-                xj = xu[items[t]]
-                zj = Zt[items[t]][v0:]
-                for v in range(mq):
-                    d = xj - zj[v]
-                    row[v] += a * d * d
-                t += 1
+            t = leaf_of[n]
+            a = axu[t]
+            az = Az[t][v0:]
+            gl = Gl[t][v0 - c0:]
             for v in range(mq):
-                row[v] = fast_exp(-row[v])
+                row[v] = fast_exp(-max(a + az[v] + gl[v], 0.0))
         else:  # Eq. (7), gamma = 1: exp(-2 sum_i w_i^2 (1 - k_i))
+            for v in range(mq):
+                row[v] = 0.0
             for t in range(start[n], stop[n]):
                 a = wsq[woff[n] + t - start[n]]
                 kc = Krow[items[t]][v0:]
@@ -159,11 +193,13 @@ def tree_kernel(X, Zt, kind, start, stop, items, woff, wsq, out):
     root's kernel, (nodes, m, m') every node's."""
     m, mp, nn = X.shape[0], Zt.shape[1], kind.shape[0]
     first = nn - out.shape[0]
+    lf = _leaf_form(Zt, kind, start, stop, items, woff, wsq)
     n_chunks = (m + CHUNK - 1) // CHUNK
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
+        scratch = _leaf_scratch(lf[0], mp)
         for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
-            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
+            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
             for n in range(first, nn):
                 out[n - first, u, :] = Krow[n]
 
@@ -180,12 +216,14 @@ def _paired_chunk(p, side, n_chunks):
 @njit(parallel=True, cache=True, fastmath=True)
 def tree_kernel_symmetric(X, Xt, kind, start, stop, items, woff, wsq, out):
     """:func:`tree_kernel` with Z = X: each row u computes the columns v >= u only, and the lower triangle is the
-    upper one mirrored (half the exponentials). k(x_u, x_v) and k(x_v, x_u) are the same sums of the same squared
-    differences ((a - b)^2 = (b - a)^2 exactly), so the full pass's matrix is symmetric and this one equals it
-    (tested bit for bit). The triangle's rows shrink with u, so a parallel iteration takes a chunk from each end
-    (equal work per iteration; numba splits the iterations evenly between threads)."""
+    upper one mirrored (half the exponentials): exactly symmetric, where the full pass's k(x_u, x_v) and
+    k(x_v, x_u) may differ in the last bits (the leaves' matrix products round x_u^T D x_v and x_v^T D x_u
+    apart); the two agree to rounding (tested). The triangle's rows shrink with u, so a parallel iteration takes a
+    chunk from each end (equal work per iteration; numba splits the iterations evenly between threads); a chunk
+    copies the columns from its first row on once, for the leaves' products."""
     m, nn = X.shape[0], kind.shape[0]
     first = nn - out.shape[0]
+    lf = _leaf_form(Xt, kind, start, stop, items, woff, wsq)
     n_chunks = (m + CHUNK - 1) // CHUNK
     for p in prange((n_chunks + 1) // 2):
         Krow = np.empty((nn, m))
@@ -193,8 +231,11 @@ def tree_kernel_symmetric(X, Xt, kind, start, stop, items, woff, wsq, out):
             ch = _paired_chunk(p, side, n_chunks)
             if ch < 0:
                 break
-            for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
-                _row_kernels_from(X[u], Xt, u, kind, start, stop, items, woff, wsq, Krow)
+            c0 = ch * CHUNK
+            Xc = np.ascontiguousarray(Xt[:, c0:])
+            scratch = _leaf_scratch(lf[0], np.int64(m - c0))
+            for u in range(c0, min(m, c0 + CHUNK)):
+                _row_kernels_from(X[u], Xc, c0, u, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
                 for n in range(first, nn):
                     out[n - first, u, u:] = Krow[n, u:]
     block = 64
@@ -213,11 +254,13 @@ def tree_predict(X, Zt, kind, start, stop, items, woff, wsq, alpha):
     m, mp, nn, k = X.shape[0], Zt.shape[1], kind.shape[0], alpha.shape[1]
     F = np.zeros((m, k))
     At = np.ascontiguousarray(alpha.T)
+    lf = _leaf_form(Zt, kind, start, stop, items, woff, wsq)
     n_chunks = (m + CHUNK - 1) // CHUNK
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
+        scratch = _leaf_scratch(lf[0], mp)
         for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
-            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
+            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
             top = Krow[nn - 1]
             for c in range(k):
                 a = At[c]
@@ -228,55 +271,43 @@ def tree_predict(X, Zt, kind, start, stop, items, woff, wsq, alpha):
     return F
 
 
+@njit(cache=True)
+def _backward_scratch(n_leaves, d, width):
+    """A thread's scratch for :func:`_row_backward_from`: the leaves' rows B_l K_l (zero before v0), their sums,
+    and their products with Z and with Z o Z."""
+    return np.empty((n_leaves, width)), np.empty(n_leaves), np.empty((n_leaves, d)), np.empty((n_leaves, d))
+
+
 @njit(cache=True, fastmath=True)
-def _row_backward_from(xu, Zt, v0, kind, start, stop, items, woff, w, wsq, Krow, B, H, g):
+def _row_backward_from(xu, Zr, Zr2, c0, v0, kind, start, stop, items, woff, w, wsq, Krow, B, lf, scratch, g):
     """The backward pass of :func:`tree_gradient` for one row, columns v >= v0 (slices, as in
     :func:`_row_kernels_from`): B[root] holds the row's weights W_u., Krow its node kernels; adds the row's
-    dk/dtheta contractions to g (parents before children, each passing B_c = 2 w_i^2 B_n K_n down)."""
-    mq, nn = Zt.shape[1] - v0, kind.shape[0]
-    for n in range(nn - 1, -1, -1):  # parents before children
-        Kn = Krow[n][v0:]
-        Bn = B[n][v0:]
+    dk/dtheta contractions to g. Inner nodes first, parents before children, each passing B_c = 2 w_i^2 B_n K_n
+    down; then every leaf at once: with H_l = B_l K_l, a leaf's sum_v H_l(v) (x_j - z_vj)^2 is x_j^2 sum_v H_l(v)
+    - 2 x_j (H_l Z)_j + (H_l (Z o Z))_j, two matrix products for all leaves (BLAS; Zr = Z[c0:], Zr2 = Zr o Zr,
+    c0 <= v0, H zero on the columns before v0), where one pass per four features summed (x_j - z_vj)^2 terms
+    until 2026-12-03 (see :func:`tree_kernel`'s timing)."""
+    P, leaf_of, _ = lf
+    Hc, h0, S1, S2 = scratch
+    mq, nn = c0 + Zr.shape[0] - v0, kind.shape[0]
+    skip = v0 - c0
+    for n in range(nn - 1, -1, -1):  # parents before children: every inner node's B_c is set before its leaves
         if kind[n] == 1:
+            Kn = Krow[n][v0:]
+            Bn = B[n][v0:]
+            t = leaf_of[n]
+            h = Hc[t]
+            for v in range(skip):
+                h[v] = 0.0
+            hv = h[skip:]
+            s = 0.0
             for v in range(mq):
-                H[v] = Bn[v] * Kn[v]
-            t = start[n]
-            while t + 4 <= stop[n]:
-                x0, x1, x2, x3 = xu[items[t]], xu[items[t + 1]], xu[items[t + 2]], xu[items[t + 3]]
-                z0, z1 = Zt[items[t]][v0:], Zt[items[t + 1]][v0:]
-                z2, z3 = Zt[items[t + 2]][v0:], Zt[items[t + 3]][v0:]
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                for v in range(mq):
-                    h = H[v]
-                    d0 = x0 - z0[v]
-                    d1 = x1 - z1[v]
-                    d2 = x2 - z2[v]
-                    d3 = x3 - z3[v]
-                    s0 += h * d0 * d0
-                    s1 += h * d1 * d1
-                    s2 += h * d2 * d2
-                    s3 += h * d3 * d3
-                i = woff[n] + t - start[n]
-                g[i] += -2.0 * w[i] * s0
-                g[i + 1] += -2.0 * w[i + 1] * s1
-                g[i + 2] += -2.0 * w[i + 2] * s2
-                g[i + 3] += -2.0 * w[i + 3] * s3
-                t += 4
-            while t < stop[n]:
-                j = items[t]
-                xj = xu[j]
-                zj = Zt[j][v0:]
-                s = 0.0
-                for v in range(mq):
-                    d = xj - zj[v]
-                    s += H[v] * d * d
-                i = woff[n] + t - start[n]
-                g[i] += -2.0 * w[i] * s
-                t += 1
+                hv[v] = Bn[v] * Kn[v]
+                s += hv[v]
+            h0[t] = s
         else:
+            Kn = Krow[n][v0:]
+            Bn = B[n][v0:]
             for t in range(start[n], stop[n]):
                 c = items[t]
                 i = woff[n] + t - start[n]
@@ -289,6 +320,16 @@ def _row_backward_from(xu, Zt, v0, kind, start, stop, items, woff, w, wsq, Krow,
                     s += common * (1.0 - Kc[v])
                     Bc[v] = common * factor
                 g[i] += -4.0 * w[i] * s
+    np.dot(Hc, Zr, S1)
+    np.dot(Hc, Zr2, S2)
+    for n in range(nn):
+        if kind[n] == 1:
+            t = leaf_of[n]
+            for it in range(start[n], stop[n]):
+                j = items[it]
+                xj = xu[j]
+                i = woff[n] + it - start[n]
+                g[i] += -2.0 * w[i] * (xj * xj * h0[t] - 2.0 * xj * S1[t, j] + S2[t, j])
 
 
 @njit(parallel=True, cache=True, fastmath=True)
@@ -308,18 +349,23 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
     nw = w.shape[0]
     wsq = w * w
     At = np.ascontiguousarray(A.T)
+    lf = _leaf_form(Zt, kind, start, stop, items, woff, wsq)
+    Z = np.ascontiguousarray(Zt.T)
+    Z2 = Z * Z
+    n_leaves, d = lf[0].shape
     n_chunks = (m + CHUNK - 1) // CHUNK
     G = np.zeros((n_chunks, nw))
     sse = np.zeros(n_chunks)
     scale = -2.0 / (m * k)
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
+        scratch = _leaf_scratch(lf[0], mp)
         B = np.empty((nn, mp))
-        H = np.empty(mp)
+        back = _backward_scratch(n_leaves, d, mp)
         r = np.empty(k)
         g = G[ch]
         for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
-            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow)
+            _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
             top = Krow[nn - 1]
             for c in range(k):
                 if mode == 2:
@@ -348,7 +394,7 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
                 a = At[c]
                 for v in range(mp):
                     root[v] += rc * a[v]
-            _row_backward_from(X[u], Zt, 0, kind, start, stop, items, woff, w, wsq, Krow, B, H, g)
+            _row_backward_from(X[u], Z, Z2, 0, 0, kind, start, stop, items, woff, w, wsq, Krow, B, lf, back, g)
     out = np.zeros(nw)
     for ch in range(n_chunks):
         out += G[ch]
@@ -368,24 +414,31 @@ def tree_gradient_symmetric(X, Xt, kind, start, stop, items, woff, w, V, A):
     wsq = w * w
     At = np.ascontiguousarray(A.T)
     Vt = np.ascontiguousarray(V.T)
+    lf = _leaf_form(Xt, kind, start, stop, items, woff, wsq)
+    X2 = X * X
+    n_leaves, d = lf[0].shape
     n_chunks = (m + CHUNK - 1) // CHUNK
     n_pairs = (n_chunks + 1) // 2
     G = np.zeros((n_pairs, nw))
     for p in prange(n_pairs):
         Krow = np.empty((nn, m))
         B = np.empty((nn, m))
-        H = np.empty(m)
         g = G[p]
         for side in range(2):
             ch = _paired_chunk(p, side, n_chunks)
             if ch < 0:
                 break
-            for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
+            c0 = ch * CHUNK
+            Xc = np.ascontiguousarray(Xt[:, c0:])
+            scratch = _leaf_scratch(lf[0], np.int64(m - c0))
+            back = _backward_scratch(n_leaves, d, np.int64(m - c0))
+            Xr, Xr2 = X[c0:], X2[c0:]
+            for u in range(c0, min(m, c0 + CHUNK)):
                 v0 = u + 1
                 if v0 >= m:
                     continue
                 mq = m - v0
-                _row_kernels_from(X[u], Xt, v0, kind, start, stop, items, woff, wsq, Krow)
+                _row_kernels_from(X[u], Xc, c0, v0, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
                 root = B[nn - 1][v0:]
                 for v in range(mq):
                     root[v] = 0.0
@@ -395,7 +448,7 @@ def tree_gradient_symmetric(X, Xt, kind, start, stop, items, woff, w, V, A):
                     vv = Vt[c][v0:]
                     for v in range(mq):
                         root[v] += vu * a[v] + vv[v] * au
-                _row_backward_from(X[u], Xt, v0, kind, start, stop, items, woff, w, wsq, Krow, B, H, g)
+                _row_backward_from(X[u], Xr, Xr2, c0, v0, kind, start, stop, items, woff, w, wsq, Krow, B, lf, back, g)
     out = np.zeros(nw)
     for p in range(n_pairs):
         out += G[p]

@@ -219,10 +219,11 @@ def kernel(arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray
     """The hierarchical Gaussian kernel matrix k(X, Z) of ``arch`` with ``weights`` (Z None: Z = X), compiled
     (:func:`tkbench.methods.hgk._numba.tree_kernel`; :func:`node_kernel` is the NumPy reference). Z None computes
     the upper triangle and mirrors it when the tree has inner nodes (:func:`tkbench.methods.hgk._numba.
-    tree_kernel_symmetric`: the same matrix, bit for bit, from half the exponentials; 1.6-1.8 times faster for
-    depth2:6 on 16 features and depth2:8 on 4 at about 3000 rows, one thread, 2026-12-02). A single Gaussian
-    (``inhomogeneous``) is cheap per entry, and there mirroring cost more than the half it saved (0.36 s against
-    0.32 s at 3111 rows and 28 features), so it takes the full pass."""
+    tree_kernel_symmetric`: the full pass's matrix to rounding, exactly symmetric, from half the exponentials;
+    1.6-1.8 times faster for depth2:6 on 16 features and depth2:8 on 4 at about 3000 rows, one thread,
+    2026-12-02). A single Gaussian (``inhomogeneous``) is cheap per entry, and there mirroring cost more than the
+    half it saved (0.36 s against 0.32 s at 3111 rows and 28 features), so it takes the full pass (symmetric to
+    rounding: the leaves' exponents are matrix products, :mod:`tkbench.methods.hgk._numba`)."""
     from tkbench.methods.hgk._numba import tree_kernel, tree_kernel_symmetric
 
     weights = _checked(arch, weights)

@@ -288,6 +288,8 @@ def test_the_cost_table_counts_the_paper_draws_only_and_applies_measured_speedup
     assert entry_cost(tmp_path, name, 1, (unset,))["today_seconds"] < one["full_seconds"]  # None: a row without it
     text = cost_markdown(tmp_path, (Entry(config=name, title="t", paper_splits=1),), (half,))
     assert "## Today's defaults" in text and f"`{name}` {whole['speedups_used']['x']}" in text
+    assert f", d >= {few.min_features}, started before" in cost_markdown(  # the scope names the feature floor
+        tmp_path, (Entry(config=name, title="t", paper_splits=1),), (few,))
 
 
 def test_a_malformed_speedup_is_a_clear_input_error(tmp_path):

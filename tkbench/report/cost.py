@@ -302,13 +302,15 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
     if speedups:
         lines += ["## Today's defaults: the speedups applied", "",
                   "From docs/reproduction.yaml's `speedups:`. A speedup applies to a row of its family with those "
-                  "parameter values and at least that many training rows, started before the change landed.", "",
+                  "parameter values and at least that many training rows and features, started before the change "
+                  "landed.", "",
                   "| speedup | rows it applies to | factor | rows | measured |", "|---|---|---:|---|---|"]
         for sp in speedups:
             params = ", ".join(f"{k} " + " or ".join("unset (its old default)" if x is None else str(x) for x in v)
                                for k, v in sp.params.items())
             scope = f"`{sp.family}`" + (f", {params}" if params else "") + (
-                f", m >= {sp.min_train}" if sp.min_train else "") + f", started before {sp.before}"
+                f", m >= {sp.min_train}" if sp.min_train else "") + (
+                f", d >= {sp.min_features}" if sp.min_features else "") + f", started before {sp.before}"
             where = ", ".join(f"`{c}` {n}" for c, n in sorted(used.get(sp.name, {}).items())) or "none"
             lines.append(f"| {sp.name} | {scope} | {sp.factor:g}" + (" (final fit)" if sp.part == "fit" else "")
                          + f" | {where} | {sp.measured} |")

@@ -18,7 +18,7 @@ RNG = np.random.default_rng(7)
 X = RNG.uniform(-1, 1, size=(37, 5))
 Z = RNG.uniform(-1, 1, size=(23, 5))
 # depth 1, 2, 3 (mixed leaf depths), leaves of every feature and of some (the leaves' matrix products: a feature
-# a leaf does not use has weight 0 there), and leaves of exactly 4 features and of fewer
+# a leaf does not use has weight 0 there), of several features and of one
 ARCHS = ["inhomogeneous", "depth2:3", [[[0, 1], [2]], [[3, 4], [0, 4]], [1, 2, 3]], [[0, 1, 2, 3], [4], [0, 2, 4]]]
 IDS = ["depth1", "depth2", "depth3", "depth2-blocks"]
 

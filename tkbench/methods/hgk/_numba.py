@@ -213,6 +213,14 @@ def _paired_chunk(p, side, n_chunks):
     return -1 if side == 1 and ch == p else ch
 
 
+@njit(cache=True)
+def _chunk_columns(Xt, lf, ch):
+    """A symmetric pass's chunk ``ch``: its first row c0, the columns from c0 on (contiguous, for the leaves'
+    products) and the leaves' scratch for that many columns."""
+    c0 = ch * CHUNK
+    return c0, np.ascontiguousarray(Xt[:, c0:]), _leaf_scratch(lf[0], np.int64(Xt.shape[1] - c0))
+
+
 @njit(parallel=True, cache=True, fastmath=True)
 def tree_kernel_symmetric(X, Xt, kind, start, stop, items, woff, wsq, out):
     """:func:`tree_kernel` with Z = X: each row u computes the columns v >= u only, and the lower triangle is the
@@ -231,9 +239,7 @@ def tree_kernel_symmetric(X, Xt, kind, start, stop, items, woff, wsq, out):
             ch = _paired_chunk(p, side, n_chunks)
             if ch < 0:
                 break
-            c0 = ch * CHUNK
-            Xc = np.ascontiguousarray(Xt[:, c0:])
-            scratch = _leaf_scratch(lf[0], np.int64(m - c0))
+            c0, Xc, scratch = _chunk_columns(Xt, lf, ch)
             for u in range(c0, min(m, c0 + CHUNK)):
                 _row_kernels_from(X[u], Xc, c0, u, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
                 for n in range(first, nn):
@@ -287,7 +293,7 @@ def _row_backward_from(xu, Zr, Zr2, c0, v0, kind, start, stop, items, woff, w, w
     - 2 x_j (H_l Z)_j + (H_l (Z o Z))_j, two matrix products for all leaves (BLAS; Zr = Z[c0:], Zr2 = Zr o Zr,
     c0 <= v0, H zero on the columns before v0), where one pass per four features summed (x_j - z_vj)^2 terms
     until 2026-12-03 (see :func:`tree_kernel`'s timing)."""
-    P, leaf_of, _ = lf
+    _, leaf_of, _ = lf
     Hc, h0, S1, S2 = scratch
     mq, nn = c0 + Zr.shape[0] - v0, kind.shape[0]
     skip = v0 - c0
@@ -428,9 +434,7 @@ def tree_gradient_symmetric(X, Xt, kind, start, stop, items, woff, w, V, A):
             ch = _paired_chunk(p, side, n_chunks)
             if ch < 0:
                 break
-            c0 = ch * CHUNK
-            Xc = np.ascontiguousarray(Xt[:, c0:])
-            scratch = _leaf_scratch(lf[0], np.int64(m - c0))
+            c0, Xc, scratch = _chunk_columns(Xt, lf, ch)
             back = _backward_scratch(n_leaves, d, np.int64(m - c0))
             Xr, Xr2 = X[c0:], X2[c0:]
             for u in range(c0, min(m, c0 + CHUNK)):

@@ -11,7 +11,10 @@
   data cannot give one (:func:`tkbench.report.statistics.degenerate`: fewer than 5 shared splits, identical
   results, differences that do not vary): the verdict then says why.
 - Across datasets (those where every method has a mean): average ranks, the Friedman test (three or more methods)
-  and Nemenyi's critical difference, drawn as Demsar's diagram (``critical_difference.png``).
+  and Nemenyi's critical difference, drawn as Demsar's diagram (``critical_difference.png``). A method the config
+  runs on some datasets only (its ``datasets:`` list) with a mean on fewer than half of them is left out of the
+  ranks, and the note names it: else its few datasets alone would count, and one such method on one dataset would
+  remove the ranks altogether. One on most datasets is ranked over those.
 Statistics: :mod:`tkbench.report.statistics`.
 """
 from __future__ import annotations
@@ -95,6 +98,16 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
              "of fewer is compared with it, never used as the reference."]))
     means = summary.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
     methods = [m.name for m in res.experiment.methods if m.name in means.columns]
+    # a method the config runs on some datasets only (``datasets:``, a side check such as one set's wider grid),
+    # with a mean on fewer than half the datasets that have any, would leave its few datasets alone where every
+    # method has a mean: it is compared per dataset above, not ranked
+    covered = means[methods].notna()
+    confined = [m.name for m in res.experiment.methods if m.name in methods and m.datasets is not None
+                and 2 * int(covered[m.name].sum()) < int(covered.any(axis=1).sum())]
+    if len(methods) - len(confined) >= 2:
+        methods = [m for m in methods if m not in confined]
+    else:
+        confined = []
     complete = means[methods].dropna()
     if len(methods) >= 2 and len(complete) >= 2:
         higher = {ds: HIGHER_IS_BETTER[summary.loc[summary["dataset"] == ds, "metric"].iloc[0]]
@@ -110,6 +123,15 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
                 for i in order]
         notes = [f"{len(complete)} datasets where every method has a mean; rank 1 is the best, ties share ranks; every "
                  "method tied at the best average rank is bold, and a dataset tied at the top counts as won by each."]
+        counts = summary.pivot_table(index="dataset", columns="method", values="n_ok", sort=False)
+        thin = {m: int(counts.loc[complete.index, m].min()) for m in methods
+                if m in counts.columns and counts.loc[complete.index, m].min() < MIN_SPLITS}
+        if thin:  # a rank from a mean of one or two draws says so
+            notes.append("Means of fewer than " + str(MIN_SPLITS) + " finished splits behind these ranks: "
+                         + ", ".join(f"{m} (as few as n = {n})" for m, n in thin.items()) + ".")
+        if confined:
+            notes.append(f"Not ranked: {', '.join(confined)} (the config runs them on fewer than half the datasets; "
+                         "compared per dataset above).")
         if not math.isnan(p):
             notes.append(f"Friedman test: chi² = {chi2:.2f}, p = {_p(p)} "
                          f"({'the methods differ' if p < LEVEL else 'no significant difference'} at {LEVEL}).")

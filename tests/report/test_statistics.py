@@ -116,22 +116,30 @@ def test_cd_diagram_is_drawn(tmp_path):
     assert path.stat().st_size > 1000
 
 
-def test_every_accuracy_report_gets_paired_tests_ranks_and_the_cd_diagram(results_folder):
+def _report_of(results_folder, cfg, accuracy):
+    """(the markdown report, the results folder) of ``cfg`` with one ok row per planned run, ``accuracy(spec)``
+    its accuracy (None: no row for that run)."""
     from tkbench.bench.plan import make_plan
     from tkbench.report.build import build_report
 
+    exp, store, out = results_folder(cfg)
+    for spec in make_plan(exp):
+        value = accuracy(spec)
+        if value is not None:
+            store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                             "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
+                             "cv_seconds": 0.0, "predict_seconds": 0.1, "n_train": 400, "n_test": 100,
+                             "accuracy": value})
+    return build_report(out, ["md"])[0].read_text(), out
+
+
+def test_every_accuracy_report_gets_paired_tests_ranks_and_the_cd_diagram(results_folder):
     cfg = {"name": "sigfix", "protocol": {"splits": 5, "seed": 1}, "datasets": ["liver", "pima", "sonar"],
            "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"},
                        {"name": "c", "family": "krr_rbf"}]}
-    exp, store, out = results_folder(cfg)
     level = {"a": 80.0, "b": 70.0, "c": 79.9}  # c (80.5 on average) ties with a and clearly beats b
-    for spec in make_plan(exp):
-        noise = [0.5, -0.3, 0.2, -0.6, 0.1][spec.split]
-        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
-                         "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
-                         "cv_seconds": 0.0, "predict_seconds": 0.1, "n_train": 400, "n_test": 100,
-                         "accuracy": level[spec.method] + noise + (0.3 * spec.split if spec.method == "c" else 0)})
-    text = build_report(out, ["md"])[0].read_text()
+    text, out = _report_of(results_folder, cfg, lambda spec: level[spec.method] + [0.5, -0.3, 0.2, -0.6, 0.1][
+        spec.split] + (0.3 * spec.split if spec.method == "c" else 0))
     assert "### Each method against the dataset's best" in text
     lines = [line for line in text.splitlines() if line.startswith("| liver |")]
     assert "| liver | b | c | 5 | -10.5 | 5.0e-06 | 0.062 | worse |" in lines
@@ -144,22 +152,13 @@ def test_every_accuracy_report_gets_paired_tests_ranks_and_the_cd_diagram(result
 def test_a_method_run_on_one_dataset_only_is_left_out_of_the_ranks_not_the_ranks_out(results_folder):
     """A side-check method confined to one dataset by its config (``datasets:``) once emptied the datasets where
     every method has a mean, and the ranks vanished from the report; it is now left out of them, by name."""
-    from tkbench.bench.plan import make_plan
-    from tkbench.report.build import build_report
-
     cfg = {"name": "confined", "protocol": {"splits": 5, "seed": 1}, "datasets": ["liver", "pima", "sonar"],
            "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"},
                        {"name": "c", "family": "krr_rbf"},
                        {"name": "a_wide", "family": "svm_rbf", "grid": {"C": [1.0, 10.0]}, "datasets": ["liver"]}]}
-    exp, store, out = results_folder(cfg)
     level = {"a": 80.0, "b": 70.0, "c": 79.9, "a_wide": 81.0}
-    for spec in make_plan(exp):
-        noise = [0.5, -0.3, 0.2, -0.6, 0.1][spec.split]
-        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
-                         "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
-                         "cv_seconds": 0.0, "predict_seconds": 0.1, "n_train": 400, "n_test": 100,
-                         "accuracy": level[spec.method] + noise + (0.3 * spec.split if spec.method == "c" else 0)})
-    text = build_report(out, ["md"])[0].read_text()
+    text, _ = _report_of(results_folder, cfg, lambda spec: level[spec.method] + [0.5, -0.3, 0.2, -0.6, 0.1][spec.split]
+                      + (0.3 * spec.split if spec.method == "c" else 0))
     assert "### Average ranks across datasets" in text
     assert "| c | **1.00** | 3 |" in text and "| a | 2.00 | 0 |" in text and "| b | 3.00 | 0 |" in text
     assert "| a_wide |" not in text.split("### Average ranks across datasets")[1].split("###")[0].split("Not ranked")[0]
@@ -170,18 +169,9 @@ def test_a_method_run_on_one_dataset_only_is_left_out_of_the_ranks_not_the_ranks
 
 
 def test_ranks_from_means_of_few_splits_say_how_few(results_folder):
-    from tkbench.bench.plan import make_plan
-    from tkbench.report.build import build_report
-
     cfg = {"name": "thin", "protocol": {"splits": 5, "seed": 1}, "datasets": ["liver", "pima", "sonar"],
            "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"}]}
-    exp, store, out = results_folder(cfg)
-    for spec in make_plan(exp):
-        if spec.method == "b" and spec.split > (0 if spec.label == "pima" else 2):
-            continue  # b: 3 splits on liver and sonar, 1 on pima
-        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
-                         "task": "classification", "status": "ok", "error": None, "fit_seconds": 1.0,
-                         "cv_seconds": 0.0, "predict_seconds": 0.1, "n_train": 400, "n_test": 100,
-                         "accuracy": {"a": 80.0, "b": 70.0}[spec.method] + spec.split * 0.1})
-    text = build_report(out, ["md"])[0].read_text()
+    # b: 3 splits on liver and sonar, 1 on pima
+    text, _ = _report_of(results_folder, cfg, lambda spec: None if spec.method == "b" and spec.split > (
+        0 if spec.label == "pima" else 2) else {"a": 80.0, "b": 70.0}[spec.method] + spec.split * 0.1)
     assert "Means of fewer than 5 finished splits behind these ranks: b (as few as n = 1)." in text

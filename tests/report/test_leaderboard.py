@@ -68,7 +68,8 @@ def _results():
     frame = pd.DataFrame(rows)
     summary = (frame.groupby(["dataset", "method"], sort=False)["accuracy"].mean().rename("metric_mean")
                .reset_index().assign(task="classification", metric="accuracy", fit_mean=0.1))
-    exp = SimpleNamespace(methods=[SimpleNamespace(name=m) for m in "ABC"], protocol=SimpleNamespace(seed=7))
+    exp = SimpleNamespace(methods=[SimpleNamespace(name=m, datasets=None) for m in "ABC"],
+                          protocol=SimpleNamespace(seed=7))
     return SimpleNamespace(rows=frame, experiment=exp, planned=frame[["dataset", "method", "split"]].copy()), summary
 
 
@@ -112,6 +113,28 @@ def test_a_method_whose_every_run_failed_on_a_dataset_is_not_ranked_and_the_note
     assert sorted(r[0].text for r in board.rows) == ["B", "C"]
     assert "A is not ranked: no finished mean on d2 (none of its 6 runs ok)." in board.notes
     assert unfinished_cells(res) == {}
+
+
+def test_a_method_not_planned_on_a_dataset_is_named_with_that_reason_or_as_confined(tmp_path):
+    """The config runs A on some datasets only (``datasets:``): where it is not planned, the note says so rather
+    than leaving a reader to wonder whether it failed or is still running; on fewer than half the datasets it is
+    named once as not ranked for that reason (tkbench.report.ranking's rule)."""
+    res, summary = _results()
+    res.experiment.methods[0].datasets = ["d1", "d3"]
+    for frame in ("rows", "planned"):
+        table = getattr(res, frame)
+        setattr(res, frame, table[~((table["method"] == "A") & (table["dataset"] == "d2"))])
+    summary = summary[~((summary["method"] == "A") & (summary["dataset"] == "d2"))]
+    board = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=100))[0][0]
+    assert sorted(r[0].text for r in board.rows) == ["B", "C"]
+    assert "A is not ranked: no finished mean on d2 (not planned there)." in board.notes
+    res.experiment.methods[0].datasets = ["d1"]
+    keep = ~((res.rows["method"] == "A") & (res.rows["dataset"] == "d3"))
+    res.rows, res.planned = res.rows[keep], res.planned[keep]
+    summary = summary[~((summary["method"] == "A") & (summary["dataset"] == "d3"))]
+    board = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=100))[0][0]
+    assert "Not ranked: A (the config runs them on fewer than half of these datasets)." in board.notes
+    assert not any(n.startswith("A is not ranked") for n in board.notes)
 
 
 def test_a_group_of_datasets_ranks_the_methods_finished_on_the_group(tmp_path):

@@ -175,3 +175,13 @@ def test_ranks_from_means_of_few_splits_say_how_few(results_folder):
     text, _ = _report_of(results_folder, cfg, lambda spec: None if spec.method == "b" and spec.split > (
         0 if spec.label == "pima" else 2) else {"a": 80.0, "b": 70.0}[spec.method] + spec.split * 0.1)
     assert "Means of fewer than 5 finished splits behind these ranks: b (as few as n = 1)." in text
+
+
+def test_a_dataset_where_a_ranked_method_has_no_mean_is_named_under_the_ranks(results_folder):
+    cfg = {"name": "gap", "protocol": {"splits": 5, "seed": 1}, "datasets": ["liver", "pima", "sonar"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"}]}
+    text, _ = _report_of(results_folder, cfg, lambda spec: None if spec.method == "b" and spec.label == "sonar"
+                         else {"a": 80.0, "b": 70.0}[spec.method] + spec.split * 0.1)
+    ranks = text.split("### Average ranks across datasets")[1].split("###")[0]
+    assert "2 datasets where every method has a mean" in ranks
+    assert "Left out of the ranks (a ranked method has no mean there): sonar (b)." in ranks

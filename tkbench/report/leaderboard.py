@@ -2,7 +2,8 @@
 
 Per task (classification: accuracy, higher is better; regression: MSE, compared as -log MSE so that a difference
 is a relative one and datasets of different scales weigh alike), over the datasets where every ranked method has a
-mean (a method missing on some is listed with them, not ranked):
+mean (a method missing on some is listed with them, not ranked; the rule, shared with the average ranks of every
+accuracy report, is :func:`tkbench.report.ranking.select` keeping the board's datasets):
 
 - average ranks (rank 1 the best, ties share their mean rank), datasets won, the Friedman test and Nemenyi's
   critical difference (Demšar 2006; :mod:`tkbench.report.statistics`);
@@ -35,6 +36,7 @@ import pandas as pd
 
 from tkbench.bench.progress import FINISHED
 from tkbench.report.aggregate import HIGHER_IS_BETTER
+from tkbench.report.ranking import select
 from tkbench.report.significance import pair_sizes
 from tkbench.report.statistics import average_ranks, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
@@ -139,6 +141,8 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
     failed = {cell: n for cell, n in Counter(zip(not_ok["dataset"], not_ok["method"], strict=True)).items()
               if cell not in with_ok}
     order = [m.name for m in res.experiment.methods]
+    restricted = {m.name for m in res.experiment.methods if m.datasets is not None}
+    planned = set(zip(res.planned["dataset"], res.planned["method"], strict=True))
     unfinished = unfinished_cells(res)
     seed = int(res.experiment.protocol.seed)
     # (task, metric, its summary rows, title, figure, the group's datasets or None for the whole task)
@@ -162,15 +166,18 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
         running = {(ds, m): n for (ds, m), n in unfinished.items() if ds in means.index and m in means.columns}
         for (ds, m) in running:  # a cell whose sweep is still going: no mean yet (n = 1 beside n = 30 misleads)
             means.loc[ds, m] = np.nan
-        methods = [m for m in order if m in means.columns and means[m].notna().all()]
+        # which methods are ranked: the shared rule (tkbench.report.ranking), keeping the board's datasets
+        chosen = select(means, order, restricted, keep="datasets")
+        methods = chosen.methods
         left_out = {m: [f"{ds} ({running[ds, m][0]} of {running[ds, m][1]} splits run)" if (ds, m) in running
                         else f"{ds} (none of its {failed[ds, m]} runs ok)" if failed.get((ds, m))
-                        else ds for ds in means.index if pd.isna(means.loc[ds, m])]
-                    for m in order if m in means.columns and m not in methods}
-        if len(methods) < 2:
+                        else f"{ds} (not planned there)" if (ds, m) not in planned
+                        else ds for ds in missing]
+                    for m, missing in chosen.missing.items()}
+        if len(methods) < 2 or len(chosen.datasets) < 2:
             continue
-        datasets = list(means.index)
-        scores = _scores(means[methods], metric)
+        datasets = chosen.datasets
+        scores = _scores(means.loc[datasets, methods], metric)
         ranks = average_ranks(scores, higher_is_better=True)
         wins = (scores == scores.max(axis=1, keepdims=True)).sum(axis=0)
         p_best = bootstrap_best(scores, options.bootstrap, seed)
@@ -222,6 +229,9 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
                          "significantly different (Demšar 2006).")
         for m, missing in left_out.items():
             notes.append(f"{m} is not ranked: no finished mean on {', '.join(missing)}.")
+        if chosen.confined:
+            notes.append(f"Not ranked: {', '.join(chosen.confined)} (the config runs them on fewer than half of "
+                         "these datasets).")
         tables.append(TableModel(f"Leaderboard: {title}", ["Method", "Average rank", "P(best)", "Datasets won",
                                                           "W/T/L vs the leader", "Median fit time (s)",
                                                           "Median CV time (s)", "Peak memory (MB)", "Not ok"],

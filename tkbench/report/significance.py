@@ -10,11 +10,11 @@
   possible when the splits both finished differ from those behind the means). No p-value and no verdict when the
   data cannot give one (:func:`tkbench.report.statistics.degenerate`: fewer than 5 shared splits, identical
   results, differences that do not vary): the verdict then says why.
-- Across datasets (those where every method has a mean): average ranks, the Friedman test (three or more methods)
-  and Nemenyi's critical difference, drawn as Demsar's diagram (``critical_difference.png``). A method the config
-  runs on some datasets only (its ``datasets:`` list) with a mean on fewer than half of them is left out of the
-  ranks, and the note names it: else its few datasets alone would count, and one such method on one dataset would
-  remove the ranks altogether. One on most datasets is ranked over those.
+- Across datasets (those where every ranked method has a mean; the others are named under the ranks): average
+  ranks, the Friedman test (three or more methods) and Nemenyi's critical difference, drawn as Demsar's diagram
+  (``critical_difference.png``). Which methods and datasets are ranked is :func:`tkbench.report.ranking.select`'s
+  rule with the config's methods kept: a method the config runs on fewer than half the datasets (its ``datasets:``
+  list) is left out of the ranks and named, else its few datasets alone would count.
 Statistics: :mod:`tkbench.report.statistics`.
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from tkbench.report.aggregate import HIGHER_IS_BETTER
+from tkbench.report.ranking import select
 from tkbench.report.statistics import MIN_SPLITS, average_ranks, cd_diagram, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
 
@@ -97,18 +98,11 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
              f"mean among the methods with at least {MIN_SPLITS} finished splits there (where any has them): a mean "
              "of fewer is compared with it, never used as the reference."]))
     means = summary.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
-    methods = [m.name for m in res.experiment.methods if m.name in means.columns]
-    # a method the config runs on some datasets only (``datasets:``, a side check such as one set's wider grid),
-    # with a mean on fewer than half the datasets that have any, would leave its few datasets alone where every
-    # method has a mean: it is compared per dataset above, not ranked
-    covered = means[methods].notna()
-    confined = [m.name for m in res.experiment.methods if m.name in methods and m.datasets is not None
-                and 2 * int(covered[m.name].sum()) < int(covered.any(axis=1).sum())]
-    if len(methods) - len(confined) >= 2:
-        methods = [m for m in methods if m not in confined]
-    else:
-        confined = []
-    complete = means[methods].dropna()
+    # which methods and datasets are ranked: the shared rule (tkbench.report.ranking), keeping the config's methods
+    chosen = select(means, [m.name for m in res.experiment.methods],
+                    {m.name for m in res.experiment.methods if m.datasets is not None}, keep="methods")
+    methods, confined = chosen.methods, chosen.confined
+    complete = means.loc[chosen.datasets, methods]
     if len(methods) >= 2 and len(complete) >= 2:
         higher = {ds: HIGHER_IS_BETTER[summary.loc[summary["dataset"] == ds, "metric"].iloc[0]]
                   for ds in complete.index}
@@ -124,14 +118,17 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
         notes = [f"{len(complete)} datasets where every method has a mean; rank 1 is the best, ties share ranks; every "
                  "method tied at the best average rank is bold, and a dataset tied at the top counts as won by each."]
         counts = summary.pivot_table(index="dataset", columns="method", values="n_ok", sort=False)
-        thin = {m: int(counts.loc[complete.index, m].min()) for m in methods
-                if m in counts.columns and counts.loc[complete.index, m].min() < MIN_SPLITS}
+        fewest = counts.reindex(index=complete.index, columns=methods).min()
+        thin = {m: int(n) for m, n in fewest.items() if n < MIN_SPLITS}
         if thin:  # a rank from a mean of one or two draws says so
             notes.append("Means of fewer than " + str(MIN_SPLITS) + " finished splits behind these ranks: "
                          + ", ".join(f"{m} (as few as n = {n})" for m, n in thin.items()) + ".")
         if confined:
             notes.append(f"Not ranked: {', '.join(confined)} (the config runs them on fewer than half the datasets; "
                          "compared per dataset above).")
+        if chosen.dropped:
+            notes.append("Left out of the ranks (a ranked method has no mean there): " + "; ".join(
+                f"{ds} ({', '.join(missing)})" for ds, missing in chosen.dropped.items()) + ".")
         if not math.isnan(p):
             notes.append(f"Friedman test: chi² = {chi2:.2f}, p = {_p(p)} "
                          f"({'the methods differ' if p < LEVEL else 'no significant difference'} at {LEVEL}).")

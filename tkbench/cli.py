@@ -91,6 +91,9 @@ def run(
     order: str = typer.Option("plan", "--order", metavar="ORDER", help="plan | cheap-first: the (dataset, "
                               "method) cells with the least estimated time left first (estimated from finished "
                               "rows, as --dry-run does), so that a stopped sweep leaves the most cells complete"),
+    threads: int = typer.Option(None, "--threads", min=1, metavar="N", help="at most N BLAS / numba threads per "
+                                "run (the config's protocol.blas_threads still bounds it): leave cores to other "
+                                "work, such as a second sweep"),
 ) -> None:
     """Run every (dataset, method, split) of CONFIG; resumable, one result row per run."""
     from rich.markup import escape
@@ -114,7 +117,7 @@ def run(
         outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,
                                  only=_patterns(only), splits=splits, force=force, dry_run=dry_run,
                                  console=err, progress=progress, reuse=reuse or None, skip_failed=skip_failed,
-                                 order=order)
+                                 order=order, threads=threads)
     except TkbenchError as exc:
         _fail(exc)
     except KeyboardInterrupt:

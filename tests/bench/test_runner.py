@@ -442,3 +442,24 @@ def test_skip_failed_keeps_failed_rows_and_still_retries_the_rest(write_config, 
     assert rows["abort"]["status"] == "crashed" and rows["abort"]["attempt"] != attempts["abort"]  # run again
     again = run_experiment(load_config(path), out_dir=out, progress=False)  # without it: both retried, as before
     assert again.executed == 2 and again.skipped == 1
+
+
+def test_threads_caps_the_threads_of_each_run_below_the_configs(write_config, tmp_path, monkeypatch):
+    """``--threads N`` leaves cores to other work (a second sweep beside this one): each run gets at most N BLAS /
+    numba threads, the config's ``protocol.blas_threads`` still bounding it, and its row records what it had."""
+    from tkbench.bench import backends
+
+    monkeypatch.setattr(backends, "cores", lambda: 4)
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"].update(splits=1, blas_threads=2)
+    cfg["methods"] = [{"name": "svm", "family": "svm_rbf", "grid": {"C": [1.0]}}]
+    path = write_config(cfg)
+    runner = CliRunner()
+    for flag, expected in ((["--threads", "1"], 1), ([], 2), (["--threads", "3"], 2)):
+        out = tmp_path / f"out{len(flag)}{expected}"
+        result = runner.invoke(app, ["run", str(path), "--out", str(out), "--no-progress", *flag])
+        assert result.exit_code == 0, result.output
+        assert f"{expected} BLAS thread(s) each" in " ".join(result.output.split())
+        assert [r["provenance"]["blas_threads"] for r in ResultStore(out).rows()] == [expected]
+    bad = runner.invoke(app, ["run", str(path), "--threads", "0", "--dry-run"])
+    assert bad.exit_code == 2 and "--threads" in bad.output

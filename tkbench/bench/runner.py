@@ -141,6 +141,7 @@ def run_experiment(
     reuse: list[str | Path] | None = None,
     skip_failed: bool = False,
     order: str = "plan",
+    threads: int | None = None,
 ) -> RunOutcome:
     """Run the plan of ``exp`` (or show it, ``dry_run``) into ``out_dir`` (default :func:`default_out_dir`).
 
@@ -149,7 +150,9 @@ def run_experiment(
     stops the sweep with a clear error and keeps every row written before it. ``skip_failed``: runs whose row says
     ``failed`` are not retried (crashed and timed-out runs still are). ``order``: ``"plan"`` (the plan's order) or
     ``"cheap-first"`` (:func:`tkbench.bench.cost.cheapest_cells_first`); runs that continue from a saved state run
-    first either way."""
+    first either way. ``threads``: at most this many BLAS / numba threads per run (the config's
+    ``protocol.blas_threads`` and ``cores // workers`` still bound it), to leave cores to other work, a second
+    sweep say; each row records the threads it ran with."""
     from tkbench.bench.cost import ORDERS
 
     if order not in ORDERS:
@@ -206,7 +209,7 @@ def run_experiment(
         _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
         if order == "cheap-first":
             pending = _order_cheap_first(console, pending, out, default_out_dir(exp).absolute().parent, dry_run)
-        return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address,
+        return _sweep(exp, plan, pending, store, n_jobs=n_jobs, backend=backend, address=address, threads=threads,
                       console=console, progress=progress)
 
 
@@ -349,7 +352,7 @@ def _print_saved_states(console: Console, store: ResultStore, pending: list[RunS
 
 
 def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: ResultStore, *, n_jobs: int,
-           backend: str, address: str | None, console: Console, progress: bool) -> RunOutcome:
+           backend: str, threads: int | None, address: str | None, console: Console, progress: bool) -> RunOutcome:
     out = store.root
     outcome = RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
     try:
@@ -360,7 +363,8 @@ def _sweep(exp: Experiment, plan: list[RunSpec], pending: list[RunSpec], store: 
     except OSError as exc:
         raise unwritable(out, exc) from None
     n_workers = 1 if backend == "loky" and n_jobs == 1 else n_jobs
-    threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers)))
+    threads = max(1, min(exp.protocol.blas_threads, backends.cores() // max(1, n_workers),
+                         threads or exp.protocol.blas_threads))
     context = {**provenance.collect(n_workers, backend, threads), "client_pid": os.getpid()}
     states = store.saved_states()
     pending = _started_first(pending, states)

@@ -133,8 +133,16 @@ def test_a_method_not_planned_on_a_dataset_is_named_with_that_reason_or_as_confi
     res.rows, res.planned = res.rows[keep], res.planned[keep]
     summary = summary[~((summary["method"] == "A") & (summary["dataset"] == "d3"))]
     board = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=100))[0][0]
-    assert "Not ranked: A (the config runs them on fewer than half of these datasets)." in board.notes
+    assert "Not ranked: A (the config runs it on fewer than half of these datasets)." in board.notes
     assert not any(n.startswith("A is not ranked") for n in board.notes)
+
+
+def test_a_method_whose_sweep_has_reached_few_datasets_keeps_its_reasons_per_dataset(tmp_path):
+    res, summary = _results()
+    res.rows = res.rows[~((res.rows["method"] == "A") & (res.rows["dataset"] != "d1") & (res.rows["split"] > 0))]
+    board = leaderboard_tables(res, summary, tmp_path, Leaderboard(bootstrap=100))[0][0]
+    assert sorted(r[0].text for r in board.rows) == ["B", "C"]
+    assert "A is not ranked: no finished mean on d2 (1 of 6 splits run), d3 (1 of 6 splits run)." in board.notes
 
 
 def test_a_group_of_datasets_ranks_the_methods_finished_on_the_group(tmp_path):

@@ -33,22 +33,24 @@ def test_keeping_the_datasets_leaves_out_the_methods_that_miss_one_by_name():
     assert chosen.missing == {"c": ["d4"]} and chosen.dropped == {}
 
 
-def test_a_method_is_confined_only_when_the_config_restricts_it_and_it_covers_under_half():
+def test_a_method_with_means_on_under_half_the_datasets_is_set_aside_confined_or_sparse():
     means = _means()
-    # unrestricted, side is an ordinary method with three missing means: it empties the datasets to one
+    # not restricted by its config: "side" is sparse (its sweep has reached 1 of 4 datasets), set aside all the same
     chosen = select(means, ["a", "b", "c", "side"], set(), keep="methods")
-    assert chosen.confined == [] and chosen.datasets == ["d1"]
-    # restricted but on half the datasets (d1, d2 of four): not confined, ranked over those two
+    assert chosen.confined == [] and chosen.sparse == {"side": (1, 4)}
+    assert chosen.methods == ["a", "b", "c"] and chosen.datasets == ["d1", "d2", "d3"]
+    # on half the datasets (d1, d2 of four): kept, and ranked over those two
     means.loc["d2", "side"] = 75.0
     chosen = select(means, ["a", "b", "c", "side"], {"side"}, keep="methods")
-    assert chosen.confined == [] and chosen.datasets == ["d1", "d2"]
+    assert chosen.confined == [] and chosen.sparse == {} and chosen.datasets == ["d1", "d2"]
     assert chosen.dropped == {"d3": ["side"], "d4": ["c", "side"]}
 
 
 def test_the_rule_stands_down_where_it_would_leave_fewer_than_two_methods():
     means = _means()[["a", "side"]]
     chosen = select(means, ["a", "side"], {"side"}, keep="methods")
-    assert chosen.confined == [] and chosen.methods == ["a", "side"] and chosen.datasets == ["d1"]
+    assert chosen.confined == [] and chosen.sparse == {} and chosen.methods == ["a", "side"]
+    assert chosen.datasets == ["d1"]
 
 
 def test_both_ways_agree_where_every_method_has_every_mean_and_the_order_is_the_callers():

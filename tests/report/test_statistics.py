@@ -162,7 +162,7 @@ def test_a_method_run_on_one_dataset_only_is_left_out_of_the_ranks_not_the_ranks
     assert "### Average ranks across datasets" in text
     assert "| c | **1.00** | 3 |" in text and "| a | 2.00 | 0 |" in text and "| b | 3.00 | 0 |" in text
     assert "| a_wide |" not in text.split("### Average ranks across datasets")[1].split("###")[0].split("Not ranked")[0]
-    assert "Not ranked: a_wide (the config runs them on fewer than half the datasets" in text
+    assert "Not ranked: a_wide (the config runs it on fewer than half the datasets); compared per dataset above." in text
     assert "3 datasets where every method has a mean" in text
     assert "Means of fewer than" not in text  # every ranked mean has 5 splits here
     assert any(line.startswith("| liver | a_wide |") for line in text.splitlines())  # still compared per dataset
@@ -185,3 +185,30 @@ def test_a_dataset_where_a_ranked_method_has_no_mean_is_named_under_the_ranks(re
     ranks = text.split("### Average ranks across datasets")[1].split("###")[0]
     assert "2 datasets where every method has a mean" in ranks
     assert "Left out of the ranks (a ranked method has no mean there): sonar (b)." in ranks
+
+
+def test_a_method_whose_sweep_has_reached_few_datasets_is_set_aside_not_the_datasets(results_folder):
+    """Paper 002's Table 1 ranked SVM, RF, DNN and HGK over 3 of its 13 datasets while HGK_refit's sweep had
+    reached those 3: a method with means on fewer than half the datasets is now named and left out instead."""
+    cfg = {"name": "sweeping", "protocol": {"splits": 5, "seed": 1},
+           "datasets": ["liver", "pima", "sonar", "ionosphere", "heart"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"},
+                       {"name": "late", "family": "krr_rbf"}]}
+    text, _ = _report_of(results_folder, cfg, lambda spec: None if spec.method == "late" and spec.label != "liver"
+                         else {"a": 80.0, "b": 70.0, "late": 90.0}[spec.method] + spec.split * 0.1)
+    ranks = text.split("### Average ranks across datasets")[1].split("###")[0]
+    assert "5 datasets where every method has a mean" in ranks
+    assert "| a | **1.00** | 5 |" in ranks and "| late |" not in ranks.split("Not ranked")[0]
+    assert "Not ranked: late (a mean on 1 of the 5 datasets so far); compared per dataset above." in ranks
+
+
+def test_a_config_with_a_leaderboard_is_ranked_there_only(results_folder):
+    """The leaderboard ranks per task over its own datasets; the average ranks of every task's datasets together
+    beside it would be a second answer to the same question (the benchmark got one when GPyTorch_SM, on 4 of 16
+    datasets, was set aside), so a config with a leaderboard has its ranks there only."""
+    cfg = {"name": "boarded", "protocol": {"splits": 5, "seed": 1}, "datasets": ["liver", "pima", "sonar"],
+           "methods": [{"name": "a", "family": "svm_rbf"}, {"name": "b", "family": "random_forest"}],
+           "leaderboard": {"bootstrap": 100}}
+    text, _ = _report_of(results_folder, cfg, lambda spec: {"a": 80.0, "b": 70.0}[spec.method] + spec.split * 0.1)
+    assert "### Leaderboard: classification" in text and "### Each method against the dataset's best" in text
+    assert "### Average ranks across datasets" not in text

@@ -19,7 +19,7 @@ class Accuracy(Kind):
     def summary_extras(self, res, summary, out: Path, reference) -> tuple[list, list[Path]]:
         from tkbench.report.significance import significance_tables
 
-        tables, images = significance_tables(res, summary, out)
+        tables, images = significance_tables(res, summary, out, ranks=res.experiment.leaderboard is None)
         if res.experiment.leaderboard is not None:
             from tkbench.report.leaderboard import leaderboard_tables
 

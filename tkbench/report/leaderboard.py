@@ -169,11 +169,14 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
         # which methods are ranked: the shared rule (tkbench.report.ranking), keeping the board's datasets
         chosen = select(means, order, restricted, keep="datasets")
         methods = chosen.methods
+        # a method set aside for having means on few datasets, not by its config, gets the same per-dataset reasons
+        absent = {**chosen.missing, **{m: [ds for ds in chosen.datasets if pd.isna(means.loc[ds, m])]
+                                       for m in chosen.sparse}}
         left_out = {m: [f"{ds} ({running[ds, m][0]} of {running[ds, m][1]} splits run)" if (ds, m) in running
                         else f"{ds} (none of its {failed[ds, m]} runs ok)" if failed.get((ds, m))
                         else f"{ds} (not planned there)" if (ds, m) not in planned
-                        else ds for ds in missing]
-                    for m, missing in chosen.missing.items()}
+                        else ds for ds in absent[m]]
+                    for m in order if m in absent}
         if len(methods) < 2 or len(chosen.datasets) < 2:
             continue
         datasets = chosen.datasets
@@ -230,8 +233,8 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
         for m, missing in left_out.items():
             notes.append(f"{m} is not ranked: no finished mean on {', '.join(missing)}.")
         if chosen.confined:
-            notes.append(f"Not ranked: {', '.join(chosen.confined)} (the config runs them on fewer than half of "
-                         "these datasets).")
+            notes.append("Not ranked: " + ", ".join(f"{m} (the config runs it on fewer than half of these datasets)"
+                                                    for m in chosen.confined) + ".")
         tables.append(TableModel(f"Leaderboard: {title}", ["Method", "Average rank", "P(best)", "Datasets won",
                                                           "W/T/L vs the leader", "Median fit time (s)",
                                                           "Median CV time (s)", "Peak memory (MB)", "Not ok"],

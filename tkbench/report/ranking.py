@@ -10,11 +10,14 @@ ranked dataset. Where some means are missing, either datasets or methods give wa
 - ``keep="datasets"`` (a leaderboard: its datasets are the question): a method without a mean on every dataset is
   not ranked, and named with the datasets it misses.
 
-Either way, first: a method the config runs on some datasets only (its ``datasets:`` list) with a mean on fewer
-than half of the datasets that have any is *confined* and not ranked. Under ``keep="methods"`` its few datasets
-alone would be ranked (one side check on one set, German's CM_full in paper 004's Table 2, removed the ranks
-altogether until 2026-12-03); under ``keep="datasets"`` it could not be ranked anyway, and the note says why in
-one phrase. The rule stands down where it would leave fewer than two methods to rank.
+Either way, first: a method with a mean on fewer than half of the datasets that have any is set aside, not
+ranked, and named. Under ``keep="methods"`` its few datasets alone would be ranked: one side check on one set
+(German's CM_full in paper 004's Table 2, its config's ``datasets:``) removed the ranks altogether until
+2026-12-03, and one cell whose sweep had reached 3 of 13 datasets (paper 002's Table 1, HGK_refit) ranked the
+whole table over those 3. A method the config runs on some datasets only (its ``datasets:`` list) is *confined*
+(the note says the config runs it there); any other such method is *sparse* (the note says on how many it has a
+mean so far). Under ``keep="datasets"`` either could not be ranked anyway. The rule stands down where it would
+leave fewer than two methods to rank.
 
 Until 2026-12-03 the two reports each had a rule of their own (the review of issue 50 found them deciding the same
 question by different code); this module is the one place that decides it.
@@ -33,6 +36,7 @@ class Selection:
     methods: list[str]  # ranked, in the caller's order
     datasets: list[str]  # ranked over, in the table's order
     confined: list[str] = field(default_factory=list)  # not ranked: the config runs them on few datasets
+    sparse: dict[str, tuple[int, int]] = field(default_factory=dict)  # not ranked: (datasets with a mean, of n)
     missing: dict[str, list[str]] = field(default_factory=dict)  # keep="datasets": method -> datasets it misses
     dropped: dict[str, list[str]] = field(default_factory=dict)  # keep="methods": dataset -> methods missing there
 
@@ -49,17 +53,19 @@ def select(means: pd.DataFrame, order: list[str], restricted: set[str] | frozens
     methods = [m for m in order if m in means.columns]
     present = means[methods].notna()
     with_any = int(present.any(axis=1).sum())
-    confined = [m for m in methods if m in restricted and 2 * int(present[m].sum()) < with_any]
-    if len(methods) - len(confined) < 2:
-        confined = []
-    methods = [m for m in methods if m not in confined]
+    few = [m for m in methods if 2 * int(present[m].sum()) < with_any]
+    if len(methods) - len(few) < 2:
+        few = []
+    confined = [m for m in few if m in restricted]
+    sparse = {m: (int(present[m].sum()), with_any) for m in few if m not in restricted}
+    methods = [m for m in methods if m not in few]
     present = present[methods]
     if keep == "methods":
         rows = present.any(axis=1)
         full = present.all(axis=1)
         dropped = {str(ds): [m for m in methods if not present.loc[ds, m]] for ds in present.index[rows & ~full]}
-        return Selection(methods, [str(ds) for ds in present.index[full]], confined, dropped=dropped)
+        return Selection(methods, [str(ds) for ds in present.index[full]], confined, sparse, dropped=dropped)
     datasets = [str(ds) for ds in present.index[present.any(axis=1)]]
     ranked = [m for m in methods if present.loc[datasets, m].all()]
     missing = {m: [ds for ds in datasets if not present.loc[ds, m]] for m in methods if m not in ranked}
-    return Selection(ranked, datasets, confined, missing=missing)
+    return Selection(ranked, datasets, confined, sparse, missing=missing)

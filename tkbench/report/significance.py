@@ -13,8 +13,8 @@
 - Across datasets (those where every ranked method has a mean; the others are named under the ranks): average
   ranks, the Friedman test (three or more methods) and Nemenyi's critical difference, drawn as Demsar's diagram
   (``critical_difference.png``). Which methods and datasets are ranked is :func:`tkbench.report.ranking.select`'s
-  rule with the config's methods kept: a method the config runs on fewer than half the datasets (its ``datasets:``
-  list) is left out of the ranks and named, else its few datasets alone would count.
+  rule with the config's methods kept: a method with a mean on fewer than half the datasets (the config runs it on
+  few, or its sweep has reached few) is left out of the ranks and named, else its few datasets alone would count.
 Statistics: :mod:`tkbench.report.statistics`.
 """
 from __future__ import annotations
@@ -53,7 +53,10 @@ def pair_sizes(cell: pd.DataFrame, a: str, b: str, splits) -> tuple[float, float
     return float(sizes["n_train"].min()), float(sizes["n_test"].max())
 
 
-def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[TableModel], list[Path]]:
+def significance_tables(res, summary: pd.DataFrame, out: Path, ranks: bool = True) -> tuple[list[TableModel], list[Path]]:
+    """The per-dataset paired table and, with ``ranks``, the average ranks across datasets (module doc). A config
+    with a leaderboard passes ``ranks=False``: the leaderboard ranks per task, over its own datasets, and a second
+    ranking of every task's datasets together beside it would answer the same question differently."""
     if res.rows.empty or summary.empty:
         return [], []
     ok = res.rows[res.rows["status"] == "ok"]
@@ -97,11 +100,13 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
              "from differences that do not vary: floating-point noise is not evidence. The dataset's best is the best "
              f"mean among the methods with at least {MIN_SPLITS} finished splits there (where any has them): a mean "
              "of fewer is compared with it, never used as the reference."]))
+    if not ranks:
+        return tables, images
     means = summary.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
     # which methods and datasets are ranked: the shared rule (tkbench.report.ranking), keeping the config's methods
     chosen = select(means, [m.name for m in res.experiment.methods],
                     {m.name for m in res.experiment.methods if m.datasets is not None}, keep="methods")
-    methods, confined = chosen.methods, chosen.confined
+    methods, confined, sparse = chosen.methods, chosen.confined, chosen.sparse
     complete = means.loc[chosen.datasets, methods]
     if len(methods) >= 2 and len(complete) >= 2:
         higher = {ds: HIGHER_IS_BETTER[summary.loc[summary["dataset"] == ds, "metric"].iloc[0]]
@@ -123,9 +128,10 @@ def significance_tables(res, summary: pd.DataFrame, out: Path) -> tuple[list[Tab
         if thin:  # a rank from a mean of one or two draws says so
             notes.append("Means of fewer than " + str(MIN_SPLITS) + " finished splits behind these ranks: "
                          + ", ".join(f"{m} (as few as n = {n})" for m, n in thin.items()) + ".")
-        if confined:
-            notes.append(f"Not ranked: {', '.join(confined)} (the config runs them on fewer than half the datasets; "
-                         "compared per dataset above).")
+        unranked = [f"{m} (the config runs it on fewer than half the datasets)" for m in confined] + [
+            f"{m} (a mean on {k} of the {n} datasets so far)" for m, (k, n) in sparse.items()]
+        if unranked:
+            notes.append(f"Not ranked: {', '.join(unranked)}; compared per dataset above.")
         if chosen.dropped:
             notes.append("Left out of the ranks (a ranked method has no mean there): " + "; ".join(
                 f"{ds} ({', '.join(missing)})" for ds, missing in chosen.dropped.items()) + ".")

@@ -70,3 +70,9 @@ def test_a_dataset_with_no_mean_at_all_is_not_counted_against_anyone():
 def test_an_unknown_way_is_an_error():
     with pytest.raises(ValueError, match="keep must be"):
         select(_means(), ["a"], set(), keep="both")
+
+
+def test_keeping_the_datasets_names_a_sparse_method_with_the_datasets_it_misses():
+    chosen = select(_means(), ["a", "b", "c", "side"], set(), keep="datasets")
+    assert chosen.sparse == {"side": (1, 4)} and chosen.methods == ["a", "b"]
+    assert chosen.missing == {"c": ["d4"], "side": ["d2", "d3", "d4"]}

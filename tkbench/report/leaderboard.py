@@ -36,7 +36,7 @@ import pandas as pd
 
 from tkbench.bench.progress import FINISHED
 from tkbench.report.aggregate import HIGHER_IS_BETTER
-from tkbench.report.ranking import select
+from tkbench.report.ranking import restricted, select
 from tkbench.report.significance import pair_sizes
 from tkbench.report.statistics import average_ranks, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
@@ -141,7 +141,6 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
     failed = {cell: n for cell, n in Counter(zip(not_ok["dataset"], not_ok["method"], strict=True)).items()
               if cell not in with_ok}
     order = [m.name for m in res.experiment.methods]
-    restricted = {m.name for m in res.experiment.methods if m.datasets is not None}
     planned = set(zip(res.planned["dataset"], res.planned["method"], strict=True))
     unfinished = unfinished_cells(res)
     seed = int(res.experiment.protocol.seed)
@@ -167,16 +166,13 @@ def leaderboard_tables(res, summary: pd.DataFrame, out: Path, options) -> tuple[
         for (ds, m) in running:  # a cell whose sweep is still going: no mean yet (n = 1 beside n = 30 misleads)
             means.loc[ds, m] = np.nan
         # which methods are ranked: the shared rule (tkbench.report.ranking), keeping the board's datasets
-        chosen = select(means, order, restricted, keep="datasets")
+        chosen = select(means, order, restricted(res.experiment), keep="datasets")
         methods = chosen.methods
-        # a method set aside for having means on few datasets, not by its config, gets the same per-dataset reasons
-        absent = {**chosen.missing, **{m: [ds for ds in chosen.datasets if pd.isna(means.loc[ds, m])]
-                                       for m in chosen.sparse}}
         left_out = {m: [f"{ds} ({running[ds, m][0]} of {running[ds, m][1]} splits run)" if (ds, m) in running
                         else f"{ds} (none of its {failed[ds, m]} runs ok)" if failed.get((ds, m))
                         else f"{ds} (not planned there)" if (ds, m) not in planned
-                        else ds for ds in absent[m]]
-                    for m in order if m in absent}
+                        else ds for ds in missing]
+                    for m, missing in chosen.missing.items()}
         if len(methods) < 2 or len(chosen.datasets) < 2:
             continue
         datasets = chosen.datasets

@@ -37,8 +37,14 @@ class Selection:
     datasets: list[str]  # ranked over, in the table's order
     confined: list[str] = field(default_factory=list)  # not ranked: the config runs them on few datasets
     sparse: dict[str, tuple[int, int]] = field(default_factory=dict)  # not ranked: (datasets with a mean, of n)
-    missing: dict[str, list[str]] = field(default_factory=dict)  # keep="datasets": method -> datasets it misses
+    missing: dict[str, list[str]] = field(default_factory=dict)  # keep="datasets": unranked, not confined method
+    #                                                              -> the datasets where it has no mean
     dropped: dict[str, list[str]] = field(default_factory=dict)  # keep="methods": dataset -> methods missing there
+
+
+def restricted(experiment) -> set[str]:
+    """The methods the config runs on some datasets only (a ``datasets:`` list): :func:`select`'s ``restricted``."""
+    return {m.name for m in experiment.methods if m.datasets is not None}
 
 
 def select(means: pd.DataFrame, order: list[str], restricted: set[str] | frozenset[str],
@@ -67,5 +73,8 @@ def select(means: pd.DataFrame, order: list[str], restricted: set[str] | frozens
         return Selection(methods, [str(ds) for ds in present.index[full]], confined, sparse, dropped=dropped)
     datasets = [str(ds) for ds in present.index[present.any(axis=1)]]
     ranked = [m for m in methods if present.loc[datasets, m].all()]
-    missing = {m: [ds for ds in datasets if not present.loc[ds, m]] for m in methods if m not in ranked}
+    # the methods set aside as sparse are named with the datasets they miss too (a leaderboard gives a reason per
+    # dataset: a sweep still running there, no run ok); confined ones by their config alone
+    missing = {m: [ds for ds in datasets if pd.isna(means.loc[ds, m])] for m in order
+               if m in means.columns and m not in ranked and m not in confined}
     return Selection(ranked, datasets, confined, sparse, missing=missing)

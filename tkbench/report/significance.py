@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from tkbench.report.aggregate import HIGHER_IS_BETTER
-from tkbench.report.ranking import select
+from tkbench.report.ranking import restricted, select
 from tkbench.report.statistics import MIN_SPLITS, average_ranks, cd_diagram, friedman, nemenyi_cd, paired_test
 from tkbench.report.tables import Cell, TableModel
 
@@ -104,8 +104,7 @@ def significance_tables(res, summary: pd.DataFrame, out: Path, ranks: bool = Tru
         return tables, images
     means = summary.pivot_table(index="dataset", columns="method", values="metric_mean", sort=False)
     # which methods and datasets are ranked: the shared rule (tkbench.report.ranking), keeping the config's methods
-    chosen = select(means, [m.name for m in res.experiment.methods],
-                    {m.name for m in res.experiment.methods if m.datasets is not None}, keep="methods")
+    chosen = select(means, [m.name for m in res.experiment.methods], restricted(res.experiment), keep="methods")
     methods, confined, sparse = chosen.methods, chosen.confined, chosen.sparse
     complete = means.loc[chosen.datasets, methods]
     if len(methods) >= 2 and len(complete) >= 2:

@@ -31,6 +31,7 @@ def hierarchical_warmup(threads: int = 1) -> None:
     kernel_predict(arch, w, X, X, np.ones(3))
     risk_and_gradient(arch, w, X, X, np.ones(3), np.ones(3))
     weighted_gradient(arch, w, X, X, np.ones(3), np.ones(3))
+    weighted_gradient(arch, w, X, None, np.ones(3), np.ones(3))  # K11's adjoint term (the refit objective)
     state = BlockState(arch, w, X, X)
     state.propose_predict(0, 0.5, np.ones(3))
     state.propose_predict(3, 0.5, np.ones(3))
@@ -43,13 +44,15 @@ def hierarchical_compile() -> None:
 
     hierarchical_warmup(1)
     hinge_svm(np.eye(3) + 0.1, np.array([1.0, -1.0, 1.0]), 0.1)
-    from tkbench.methods.hgk.kernel import Architecture, kernel, kernel_predict
+    from tkbench.methods.hgk.kernel import Architecture, kernel, kernel_predict, weighted_gradient
 
     arch = Architecture("depth2:2", 2)  # read-only inputs (scikit-learn's memory-mapped CV data) are other types
     X = np.linspace(-0.9, 0.9, 6).reshape(3, 2)
     X.setflags(write=False)
     w = arch.initial_weights()
     kernel(arch, w, X)
+    kernel(arch, w, X, X.copy())  # the full pass (and a single Gaussian's K(X, X)) on read-only rows
+    weighted_gradient(arch, w, X, None, np.ones(3), np.ones(3))
     coef = np.ones(3)
     coef.setflags(write=False)
     for A, B, c in ((X, X, np.ones(3)), (X.copy(), X, np.ones(3)), (X.copy(), X.copy(), coef)):

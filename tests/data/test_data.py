@@ -1,8 +1,6 @@
 """Datasets: checksums are enforced, label rules give the documented counts, synthetic data are seeded."""
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -126,14 +124,6 @@ def test_dataset_options():
         load_dataset("liver", {"label": "nope"})
     with pytest.raises(DatasetError, match="has no option 'colour'"):
         load_dataset("liver", {"colour": "red"})
-
-
-@pytest.fixture
-def copied_datasets(tmp_path, monkeypatch):
-    dest = tmp_path / "datasets"
-    shutil.copytree(ROOT / "datasets", dest)
-    monkeypatch.setenv("TKBENCH_DATASETS", str(dest))
-    return dest
 
 
 def test_checksum_mismatch_is_refused(copied_datasets):

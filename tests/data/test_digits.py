@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gzip
-import shutil
 
 import numpy as np
 import pytest
@@ -49,12 +48,10 @@ def test_usps_zero_to_four_against_five_to_nine():
     assert 0.0 <= ds.X.min() and ds.X.max() <= 1.0
 
 
-def test_idx_reader_and_a_changed_array_is_refused(tmp_path, monkeypatch):
+def test_idx_reader_and_a_changed_array_is_refused(copied_datasets):
     raw = bytes([0, 0, 0x08, 2, 0, 0, 0, 2, 0, 0, 0, 3]) + bytes(range(6))
     assert _read_idx(raw).tolist() == [[0, 1, 2], [3, 4, 5]]
-    dest = tmp_path / "datasets"
-    shutil.copytree(ROOT / "datasets", dest)
-    monkeypatch.setenv("TKBENCH_DATASETS", str(dest))
+    dest = copied_datasets
     with np.load(dest / "digits/usps.npz") as z:
         arrays = {k: z[k] for k in z.files}
     arrays["test_target"] = arrays["test_target"].copy()

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import io
 import lzma
-import shutil
 import tarfile
 
 import numpy as np
@@ -42,15 +41,14 @@ def test_split_i_is_realisation_i_plus_1():
         fixed_split(ds, 10)
 
 
-def test_a_changed_member_is_refused(tmp_path, monkeypatch):
+def test_a_changed_member_is_refused(copied_datasets):
     """The archive's own checksum is in the registry; a rebuilt archive with one changed member (and the registry
     updated to the new archive) still fails on the member's original-bytes checksum."""
     import hashlib
 
     import yaml
 
-    dest = tmp_path / "datasets"
-    shutil.copytree(ROOT / "datasets", dest)
+    dest = copied_datasets
     src = dest / "raetsch" / "heart.tar.xz"
     with tarfile.open(src) as tar:
         members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
@@ -65,7 +63,6 @@ def test_a_changed_member_is_refused(tmp_path, monkeypatch):
     reg = yaml.safe_load((dest / "registry.yaml").read_text())
     reg["datasets"]["raetsch_heart"]["files"][0]["sha256"] = hashlib.sha256(src.read_bytes()).hexdigest()
     (dest / "registry.yaml").write_text(yaml.safe_dump(reg, sort_keys=False))
-    monkeypatch.setenv("TKBENCH_DATASETS", str(dest))
     with pytest.raises(ChecksumError, match="heart_train_labels_1.asc' has sha256 .* \\(original bytes\\)"):
         load_dataset("raetsch_heart")
 

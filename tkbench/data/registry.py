@@ -285,8 +285,8 @@ def _as_features(X: np.ndarray, fmt: dict[str, Any]) -> np.ndarray:
     """Float features of a fixed split's kept rows: the values as float64, divided by ``divide_by`` (MNIST: 255).
     Converting after the rows are picked and stacked gives the same numbers as converting the whole files first
     (elementwise), with one float64 array made instead of four: MNIST's 70 000 x 784 pixels are 440 MB as
-    float64, and making those arrays was most of an uncached load (``train_rows: all`` 10.2 s before, the 3v8 task
-    7.5 s before and 1.4 s after, beside two sweeps, 2026-12-03)."""
+    float64, and making those arrays was most of an uncached load (the 3v8 task 7.5 s before, 1.0 s after;
+    ``train_rows: all`` 10.2 and 6.2 s; one process beside two sweeps, 2026-12-03)."""
     out = np.array(X, dtype=float, order="C")
     out /= float(fmt.get("divide_by", 1.0))
     return out

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import tiny_config
 from typer.testing import CliRunner
 
+from tests.conftest import tiny_config
 from tkbench.bench.plan import make_plan
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore

@@ -12,9 +12,9 @@ import shutil
 
 import pytest
 import yaml
-from conftest import ROOT, tiny_config
 from typer.testing import CliRunner
 
+from tests.conftest import ROOT, tiny_config
 from tkbench.bench.store import ResultStore
 from tkbench.cli import app
 

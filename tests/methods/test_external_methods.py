@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 import yaml
-from conftest import tiny_config
 
+from tests.conftest import tiny_config
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
 from tkbench.config import load_config

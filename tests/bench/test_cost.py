@@ -48,6 +48,33 @@ def test_estimates_come_from_finished_rows_of_the_same_runs_then_the_same_family
     assert estimate(pending, other)[("liver", "svm_wide")] is None
 
 
+def test_rows_without_cpu_time_are_counted_and_the_dry_run_names_them(write_config, tmp_path):
+    """A row made before rows recorded their CPU time is priced at its wall clock, which may hold other sweeps' work:
+    the estimate counts such rows among its basis (same runs, another grid) and the dry run says how many."""
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 2
+    done = tmp_path / "results" / "done"
+    run_experiment(load_config(write_config(cfg)), out_dir=done, n_jobs=1, progress=False)
+    rows = ResultStore(done).rows()
+    assert all(isinstance(r["cpu_seconds"], float) for r in rows)
+    old = next(r for r in rows if r["method"] == "svm")
+    old.pop("cpu_seconds")
+    (done / "rows" / f"{old['key']}.json").write_text(json.dumps(old))
+    more = tiny_config(datasets=["liver"])
+    more["protocol"]["splits"] = 3
+    more["methods"].append({"name": "svm_wide", "family": "svm_rbf", "grid": {"C": [1.0, 100.0], "gamma": [1.0]}})
+    exp = load_config(write_config(more, "more.yaml"))
+    est = estimate([s for s in make_plan(exp) if s.split == 2 or s.method == "svm_wide"], finished_rows(done))
+    assert (est[("liver", "svm")].n_rows, est[("liver", "svm")].unclocked) == (2, 1)
+    assert est[("liver", "svm_wide")].basis == "same method, other grid" and est[("liver", "svm_wide")].unclocked == 1
+    assert (est[("liver", "rf")].n_rows, est[("liver", "rf")].unclocked) == (2, 0)
+    console = Console(record=True, width=300)
+    run_experiment(exp, out_dir=tmp_path / "results" / "more", dry_run=True, console=console, progress=False)
+    lines = console.export_text().splitlines()
+    assert "2 rows, same runs; 1 of 2 without CPU time" in next(x for x in lines if "│ svm " in x)
+    assert "without CPU time" not in next(x for x in lines if "│ rf " in x)
+
+
 def test_dry_run_prints_the_estimate_and_what_it_leaves_out(write_config, tmp_path):
     cfg = tiny_config(datasets=["liver"])
     cfg["protocol"]["splits"] = 1

@@ -69,6 +69,7 @@ class Estimate:
     n_rows: int
     basis: str  # "same runs" | "same method, other grid" | "same method, other data (...)" | "same family and size"
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
+    unclocked: int = 0  # of the n_rows, those that record no CPU time: priced at their wall clock, busy or quiet
 
     def total(self, runs: int, cv_left: float, cv_seconds_left: float | None = None) -> float:
         """Seconds of ``runs`` runs of the cell; ``cv_left``: the share of its shared CV still to compute (0 when
@@ -174,9 +175,10 @@ def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
 
 def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
-    exact: dict[str, list[tuple[float, float]]] = {}
-    regrid: dict[str, list[tuple[float, float]]] = {}  # (seconds without any CV, one fit's seconds)
-    rough: dict[str, list[tuple[tuple[float, float], dict[str, Any]]]] = {}  # (pair, the row's settings)
+    exact: dict[str, list[_Price]] = {}
+    regrid: dict[str, list[_Price]] = {}  # (seconds without any CV, one fit's seconds)
+    # (pair, the row's settings, (seconds without any CV, one fit's seconds))
+    rough: dict[str, list[tuple[_Price, dict[str, Any], tuple[float, float]]]] = {}
     # both matches need the planned run's dataset and family: rows of others are skipped before their identity is
     # computed (a dry run reads every committed row under results/: 20 000 identities took 7 of its 10 s)
     wanted = {(s.dataset, s.family) for s in pending}
@@ -207,7 +209,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             planned_classes[(s.label, s.method)] = classes.get(data)
             sizes_of.setdefault(s.family, set()).add(int(m))
     # (pair, n_train, dataset label, classes)
-    other_data: dict[str, list[tuple[tuple[float, float], int, str, int | None]]] = {}
+    other_data: dict[str, list[tuple[_Price, int, str, int | None]]] = {}
     for r in rows:
         try:
             spec = None
@@ -230,7 +232,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             bare = max(pair[0] - own_cv, 0.0)
             fit = r.get("fit_seconds")
             unit = float(fit) * quiet if isinstance(fit, int | float) and fit >= 0 else bare
-            regrid.setdefault(_rough(spec, params=True), []).append((bare, unit))
+            regrid.setdefault(_rough(spec, params=True), []).append(_Price((bare, unit), pair.clocked))
             rough.setdefault(_rough(spec), []).append((pair, _settings(spec), (bare, unit)))
         except (KeyError, TypeError, ValueError):  # a row of an older layout: no estimate from it
             continue
@@ -238,7 +240,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     def made(pairs, basis, spec):
         cvs = [c for _, c in pairs if c > 0.0]
         once = statistics.median(cvs) if cvs and spec.tuning else 0.0
-        return Estimate(statistics.median(f for f, _ in pairs), len(pairs), basis, once)
+        return Estimate(statistics.median(f for f, _ in pairs), len(pairs), basis, once, _unclocked(pairs))
 
     out: dict[tuple[str, str], Estimate | None] = {}
     for s in pending:
@@ -253,8 +255,9 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
         if other_grid:  # the same method but for its grid: the planned CV's fits at the rows' fit seconds
             bare = statistics.median(b for b, _ in other_grid)
             cv = statistics.median(u for _, u in other_grid) * cv_fits(s)
-            out[cell] = (Estimate(bare, len(other_grid), "same method, other grid", cv) if s.tuning else
-                         Estimate(bare + cv, len(other_grid), "same method, other grid"))
+            unclocked = _unclocked(other_grid)
+            out[cell] = (Estimate(bare, len(other_grid), "same method, other grid", cv, unclocked) if s.tuning else
+                         Estimate(bare + cv, len(other_grid), "same method, other grid", 0.0, unclocked))
             continue
         m = planned_m.get(cell)
         if m is not None:
@@ -290,7 +293,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             # row's CV is not the planned run's, so its run without it, plus the planned CV's fits at its fit
             if "grid" in d and set(d) - {"grid"} <= set(s.grid) | set(settings["grid"] or {}):
                 regridded = True
-                pair = (bare, unit * fits) if s.tuning else (bare + unit * fits, 0.0)
+                pair = _Price((bare, unit * fits) if s.tuning else (bare + unit * fits, 0.0), pair.clocked)
             nearest.append(pair)
         names = sorted({n for d in apart if len(d) == fewest for n in d})
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -354,12 +357,30 @@ def run_seconds(r: dict[str, Any]) -> float:
     return own + (shared if float(r["total_seconds"]) >= shared > 0 else 0.0)
 
 
-def _pair(r: dict[str, Any], quiet: float) -> tuple[float, float]:
+class _Price(tuple):
+    """A row's (own seconds, shared CV seconds) as priced, and whether the row recorded its CPU time (``clocked``):
+    a row without it is priced at its wall clock, which may hold other sweeps' work on its cores (the dry run says
+    how many of a cell's basis rows are such)."""
+
+    clocked: bool
+
+    def __new__(cls, values: tuple[float, float], clocked: bool) -> _Price:
+        price = super().__new__(cls, values)
+        price.clocked = bool(clocked)
+        return price
+
+
+def _unclocked(prices: list[_Price]) -> int:
+    return sum(not p.clocked for p in prices)
+
+
+def _pair(r: dict[str, Any], quiet: float) -> _Price:
     """:func:`run_parts` priced by :func:`quiet_factor` (its share of this session's wall clock that was the run's own
     CPU time, taken for its earlier sessions too): the shared CV scales with the row that computed it in its
     session, and stays as named in a row that read the cached choice or computed part of it."""
     own, shared = run_parts(r)
-    return own * quiet, (shared * quiet if float(r["total_seconds"]) >= shared else shared)
+    clocked = isinstance(r.get("cpu_seconds"), int | float)
+    return _Price((own * quiet, (shared * quiet if float(r["total_seconds"]) >= shared else shared)), clocked)
 
 
 def _settings(spec: RunSpec) -> dict[str, Any]:

@@ -506,6 +506,8 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
             mine[2] += 1
             mine[3] += est is None
         basis = f"{est.n_rows} rows, {est.basis}" if est is not None else ""
+        if est is not None and est.unclocked:  # priced at a wall clock that may hold other sweeps' work
+            basis += f"; {est.unclocked} of {est.n_rows} without CPU time"
         if est is not None and cv_measured is not None and cv_left > 0:
             basis += f"; its shared CV {cv_measured:.3g} s more at its own pace ({1 - cv_left:.0%} done)"
         cost = (f"{cell_seconds / left:.3g}", f"{cell_seconds / 3600:.2g}", basis) \

@@ -29,8 +29,6 @@ IN_PROGRESS: dict[str, dict[str, str]] = {
            "sessions with resume" for m in ("SVM", "HGK_refit", "HGK_cv_refit")}},
     "investigate_gas_turbine_cv": {"gas_turbine/tk_fw_cv8000": "issue 50: the CV on 8000 Gas Turbine rows, added "
                                    "2026-12-02 (the 4000-row runs took 0.2-0.4 core-hours each); over several sessions"},
-    "ghiasi2010_table2": {"german/CGM_full": "issue 50: German with the full beta grid, added 2026-11-30; its one CV "
-                          "(about 5 core-hours, a fold about 3100 s) runs over several sessions with resume"},
 }
 
 

@@ -23,8 +23,8 @@ LATE_FIELDS: dict[str, dict[str, Any]] = {
     # the CV of one split shared by later splits (tkbench.bench.tuning.tuning_key)
     "tuning": {"cv_score": None, "cv_size": None},  # cv_size: 2026-11-29 (a shared CV honours cv_max_train)
     # an HGK candidate's checkpoint (tkbench.methods.hgk.estimators): step 3's grid search was always on D2, and
-    # the gradient steps held alpha fixed
-    "hgk_checkpoint": {"grid_search": "d2", "objective": "fixed_alpha"},
+    # the gradient steps held alpha fixed, and the annealing's blocks were float64 (annealing_dtype: 2026-12-03)
+    "hgk_checkpoint": {"grid_search": "d2", "objective": "fixed_alpha", "annealing_dtype": "float64"},
 }
 
 

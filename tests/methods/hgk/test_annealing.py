@@ -58,6 +58,47 @@ def test_annealing_risk_equals_a_recomputation_and_never_worsens_the_best_only_b
     assert 0 < result.accepted <= 200 and np.all(result.weights > 0)
 
 
+def test_float32_annealing_refreshes_its_blocks_and_algorithm_1_learns_as_with_float64(monkeypatch):
+    """annealing_dtype="float32": the annealing's risk is the float32 blocks' (within 1e-5 of a recomputation in
+    double precision), the blocks are recomputed every REFRESH_EVERY_32 commits (once each, not at every step
+    after), and a whole Algorithm 1 run reaches a D3 error within a few percent of the float64 run's."""
+    X1, y1, X2, y2 = X[:40], Y[:40], X[40:], Y[40:]
+    w = ARCH.initial_weights()
+    alpha = A.ls_svm_coefficients(kernel(ARCH, w, X1), y1, 1e-3)
+    refreshes = []
+    original = BlockState.refresh
+
+    def counted(self):
+        refreshes.append(self.dtype)
+        original(self)
+
+    monkeypatch.setattr(BlockState, "refresh", counted)
+    monkeypatch.setattr(A, "REFRESH_EVERY_32", 7)
+    result = A.anneal(BlockState(ARCH, w, X2, X1, np.float32), alpha, y2, 200, np.random.default_rng(0))
+    assert result.risk == pytest.approx(float(np.mean((y2 - kernel(ARCH, result.weights, X2, X1) @ alpha) ** 2)),
+                                        rel=1e-5)
+    assert len(refreshes) == 1 + result.accepted // 7 and result.accepted >= 14  # the first build, then every 7th
+    monkeypatch.undo()
+    rng_x = np.random.default_rng(5)
+    Xb = rng_x.uniform(-1, 1, size=(240, 4))
+    yb = np.sin(3 * Xb[:, 0]) + Xb[:, 1] ** 2 + 0.05 * rng_x.normal(size=240)
+    yb = yb / np.max(np.abs(yb))
+    arch = Architecture("depth2:3", 4)
+    d3 = {}
+    for seed in range(4):  # the annealing's random stream moves D3 more than the blocks' precision does
+        for dt in ("float64", "float32"):
+            run = A.optimise_weights(arch, Xb, yb, L=2, M=2, N1=120, N2=50, N3=5, objective="refit",
+                                     rng=np.random.default_rng(seed), annealing_dtype=dt)
+            assert run.d3_risk < 0.5 * run.initial_d3_risk  # both learned
+            d3[seed, dt] = run.d3_risk
+    ratios = np.array([d3[s, "float32"] / d3[s, "float64"] for s in range(4)])
+    spread = max(d3[s, "float64"] for s in range(4)) / min(d3[s, "float64"] for s in range(4))
+    assert np.all(np.abs(np.log(ratios)) < np.log(1.1)) and abs(np.log(ratios).mean()) < np.log(1.05)
+    assert np.max(np.abs(np.log(ratios))) < 0.5 * np.log(spread)
+    with pytest.raises(ValueError, match="annealing_dtype"):
+        A.optimise_weights(arch, Xb, yb, M=1, annealing_dtype="float16")
+
+
 def _assert_risk_gradient(grad, w, X2, y2, X1, alpha, h=1e-6):
     """grad equals central finite differences of mean((y2 - k_w(X2, X1) alpha)^2), weight by weight."""
     for i in range(ARCH.n_weights):
@@ -203,18 +244,20 @@ def test_algorithm_1_and_the_learners_take_the_cv_grid_search():
 
 
 def test_checkpoint_key_names_grid_search_only_when_cv():
-    """Checkpoints written before the options existed (the d2 rule, alpha fixed) keep their key; "cv" and the
-    refit objective (the default) get their own."""
+    """Checkpoints written before the options existed (the d2 rule, alpha fixed, float64 annealing blocks) keep
+    their key; "cv", the refit objective (the default) and float32 blocks (the default) get their own."""
     from tkbench import HGKClassifier, HGKRegressor
     from tkbench.methods._shared.checkpoint import fingerprint
 
-    plain = HGKRegressor(checkpoint="/tmp/x", objective="fixed_alpha")
+    plain = HGKRegressor(checkpoint="/tmp/x", objective="fixed_alpha", annealing_dtype="float64")
     facts = {k: getattr(plain, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
                                             "multiclass", "random_state", "loss", "line_search")}
     old_key = fingerprint(X, Y, spec="inhomogeneous", **facts)
     assert plain._candidate_checkpoint(0, "inhomogeneous", X, [Y]).problem == old_key
-    cv = HGKRegressor(checkpoint="/tmp/x", grid_search="cv", objective="fixed_alpha")
+    cv = HGKRegressor(checkpoint="/tmp/x", grid_search="cv", objective="fixed_alpha", annealing_dtype="float64")
     assert cv._candidate_checkpoint(0, "inhomogeneous", X, [Y]).problem != old_key
+    single = HGKRegressor(checkpoint="/tmp/x", objective="fixed_alpha")  # float32 blocks, the default
+    assert single._candidate_checkpoint(0, "inhomogeneous", X, [Y]).problem != old_key
     refit = HGKRegressor(checkpoint="/tmp/x")._candidate_checkpoint(0, "inhomogeneous", X, [Y])
     assert refit.problem != old_key
     hinge = HGKClassifier(checkpoint="/tmp/x", loss="hinge")  # "auto" is the paper's objective with the hinge loss

@@ -33,6 +33,7 @@ def test_the_compile_hook_covers_what_the_estimators_run():
             reg = HGKRegressor(spec, **quick).fit(data, y)  # the default objective: refit
             reg.predict(data)
             HGKRegressor(spec, objective="fixed_alpha", **quick).fit(data, y).predict(data)
+            HGKRegressor(spec, annealing_dtype="float32", **quick).fit(data, y)  # float32 blocks
         clf = HGKClassifier("depth2:2", loss="hinge", **quick).fit(data, np.where(y > 0, 1, -1))
         clf.predict(data)
     after = _signatures()

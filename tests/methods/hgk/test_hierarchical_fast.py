@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tkbench.methods.hgk._numba import fast_exp
+from tkbench.methods.hgk._numba import fast_exp, fast_exp32
 from tkbench.methods.hgk.kernel import (
     Architecture,
     BlockState,
@@ -38,6 +38,25 @@ def test_fast_exp_matches_numpy_to_an_ulp_and_underflows_to_zero():
     got, ref = apply(x), np.exp(x)
     assert np.max(np.abs(got - ref) / ref) < 5e-16  # about two units in the last place
     assert np.all(apply(np.array([-708.01, -745.0, -1e5, -np.inf])) == 0.0)
+
+
+def test_fast_exp32_matches_numpy_to_two_float32_ulps_and_underflows_to_zero():
+    from numba import njit
+
+    @njit
+    def apply(x):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            out[i] = fast_exp32(x[i])
+        return out
+
+    x = np.concatenate([-np.geomspace(1e-30, 87, 200_000), RNG.uniform(-87, 0, 200_000), [0.0, -0.0]])
+    x = x.astype(np.float32)
+    got = apply(x)
+    assert got.dtype == np.float32
+    ref = np.exp(x.astype(np.float64))  # the exact exponential of the float32 argument
+    assert np.max(np.abs(got - ref) / ref) < 2 * np.finfo(np.float32).eps  # 2.4e-7
+    assert np.all(apply(np.array([-87.01, -104.0, -1e30, -np.inf], np.float32)) == 0.0)
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)
@@ -136,6 +155,38 @@ def test_block_state_steps_equal_a_rebuild_at_every_depth(spec):
         if rng.random() < 0.5:
             state.commit()
     assert np.allclose(state.kernel, node_kernel(arch.root, state.weights, X, Z), rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
+def test_float32_block_state_follows_the_float64_one_within_its_rounding(spec):
+    """annealing_dtype="float32": the same proposals and commits on float32 blocks give F and the kernel within
+    float32's rounding of the float64 state's (about 1e-7 per factor, growing with the commits on a path), and a
+    refresh brings the blocks back to one rounding of the exact kernel."""
+    arch = Architecture(spec, 5)
+    w = arch.initial_weights()
+    s64, s32 = BlockState(arch, w, X, Z), BlockState(arch, w, X, Z, np.float32)
+    assert s32.K.dtype == np.float32 and s32.K.nbytes * 2 == s64.K.nbytes
+    rng = np.random.default_rng(3)
+    alpha = RNG.normal(size=(23, 2))
+    commits = 0
+    for _ in range(120):
+        i = int(rng.integers(arch.n_weights))
+        value = float(s64.weights[i] * np.exp(0.4 * rng.normal()))
+        f64, f32 = s64.propose_predict(i, value, alpha), s32.propose_predict(i, value, alpha)
+        assert f32.dtype == np.float64
+        assert np.max(np.abs(f32 - f64)) <= 2e-6 * np.max(np.abs(alpha).sum(axis=0))
+        if rng.random() < 0.5:
+            s64.commit()
+            s32.commit()
+            commits += 1
+    assert commits > 40 and np.array_equal(s32.weights, s64.weights)
+    exact = node_kernel(arch.root, s64.weights, X, Z)
+    drift = np.max(np.abs(s32.kernel - exact))
+    assert 1e-9 < drift < commits * 2 * np.finfo(np.float32).eps  # rounded (not float64), a few ulps a commit
+    s32.refresh()
+    assert np.max(np.abs(s32.kernel - exact)) <= 1.2e-7  # one float32 rounding of values <= 1
+    with pytest.raises(ValueError, match="float64 or float32"):
+        BlockState(arch, w, X, Z, np.float16)
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)

@@ -112,6 +112,8 @@ SPLIT = (4.0 / 9.0, 2.0 / 9.0)  # D1, D2 (D3 the rest): 44.44 / 22.22 / 33.33 %
 LAMBDAS = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 GAMMAS = (0.5, 1.0, 2.0)  # step 3's top-layer width grid: a rescaling of the learned top weights
 REFRESH_EVERY = 2000  # accepted annealing steps between from-scratch recomputations of the kernel block
+REFRESH_EVERY_32 = 250  # the same for float32 blocks (annealing_dtype="float32"), whose roundings are larger
+ANNEALING_DTYPES = ("float64", "float32")
 
 
 def ls_svm_coefficients(K: np.ndarray, y: np.ndarray, lam: float) -> np.ndarray:
@@ -184,9 +186,8 @@ def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, r
     alpha = np.ascontiguousarray(alpha, float)
     risk = risk_of(y2, state.kernel @ alpha, loss)
     accepted = 0
+    every = REFRESH_EVERY if state.dtype == np.float64 else REFRESH_EVERY_32
     for i in range(1, n_steps + 1):
-        if accepted and accepted % REFRESH_EVERY == 0:
-            state.refresh()  # the incremental products drift by rounding
         index = int(rng.integers(state.arch.n_weights))
         value = float(state.weights[index] * math.exp(step_scale * rng.normal()))
         new_risk = risk_of(y2, state.propose_predict(index, value, alpha), loss)
@@ -194,6 +195,8 @@ def anneal(state: BlockState, alpha: np.ndarray, y2: np.ndarray, n_steps: int, r
             state.commit()
             risk = new_risk
             accepted += 1
+            if accepted % every == 0:
+                state.refresh()  # the incremental products drift by rounding (once per `every` commits)
     return AnnealingResult(state.weights.copy(), risk, accepted, n_steps)
 
 
@@ -444,7 +447,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                      weights: np.ndarray | None = None, loss: str = "ls",
                      line_search: str = "warm", grid_search: str = "d2", objective: str = "fixed_alpha",
                      on_round: Callable[[RoundState], None] | None = None,
-                     resume: RoundState | None = None) -> HGKFitResult:
+                     resume: RoundState | None = None, annealing_dtype: str = "float64") -> HGKFitResult:
     """Algorithm 1 on the training part (X, y), labels in [-1, 1]; y a vector, or an (n, k) matrix of k outputs
     sharing one kernel (the one-vs-all problems of a multi-class set: every risk is then the mean over points and
     outputs). Returns the weights with the least D3 error (gamma absorbed), never worse on D3 than the initial
@@ -452,12 +455,18 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
 
     ``on_round`` is called with the :class:`RoundState` after each outer iteration (a checkpoint may save it);
     ``resume`` continues from such a state: ``rng`` is set to the state's stream, so the result is the one the
-    uninterrupted call returns."""
+    uninterrupted call returns.
+
+    ``annealing_dtype``: the precision of the annealing's kernel blocks (:class:`BlockState`): "float64" (the
+    default) or "float32" (not the paper's: about 3x faster proposals, and the annealing then chooses from
+    proposals whose risks carry relative errors of about 1e-6; everything else stays in double precision)."""
     if loss not in ("ls", "hinge"):
         raise ValueError(f"loss = {loss!r}: expected 'ls' or 'hinge'")
     check_line_search(line_search)
     check_grid_search(grid_search)
     check_objective(objective, loss)
+    if annealing_dtype not in ANNEALING_DTYPES:
+        raise ValueError(f"annealing_dtype = {annealing_dtype!r}: expected one of {', '.join(ANNEALING_DTYPES)}")
     if loss == "hinge" and not np.all(np.isin(y, (-1.0, 1.0))):
         raise ValueError("loss = 'hinge' needs labels -1 / +1")
     rng = rng or np.random.default_rng(0)
@@ -516,7 +525,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
                 return last["alpha"]
             return ls_svm_coefficients(kernel(arch, wts, X1), y1, lam)
 
-        state = BlockState(arch, w, X2, X1)
+        state = BlockState(arch, w, X2, X1, annealing_dtype)
         result = anneal(state, alpha, y2, N1, rng, step_scale, loss)
         w = result.weights
         if refit and result.accepted:
@@ -526,7 +535,7 @@ def optimise_weights(arch: Architecture, X: np.ndarray, y: np.ndarray, *, L: int
         improved, local_minimum, eta = False, False, None  # "warm": the first trial step, carried between rounds
         for _ in range(L):
             if local_minimum:
-                state = BlockState(arch, w, X2, X1)
+                state = BlockState(arch, w, X2, X1, annealing_dtype)
                 result = anneal(state, alpha, y2, N2, rng, step_scale, loss)
                 w, d2 = result.weights, result.risk
                 if refit and result.accepted:

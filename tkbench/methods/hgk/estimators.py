@@ -84,6 +84,7 @@ from tkbench.methods._shared.checkpoint import Checkpoint, fingerprint
 from tkbench.methods._shared.report import SolverReport
 from tkbench.methods.family import Family, register
 from tkbench.methods.hgk.annealing import (
+    ANNEALING_DTYPES,
     GAMMAS,
     GRID_SEARCHES,
     LAMBDAS,
@@ -176,6 +177,11 @@ class _HGKBase(BaseEstimator):
     checkpoint : str or path-like or None, default=None
         a path prefix: finished candidates are saved there and a fit of the same problem continues after them; see
         the module.
+    annealing_dtype : {'float32', 'float64'}, default='float32'
+        the precision of the annealing's stored kernel blocks (tkbench.methods.hgk.kernel.BlockState): "float32"
+        (the default since 2026-12-03; the paper does not say) makes its proposals about 3x faster and halves
+        their memory; every other step stays in double precision. "float64" was the default before (the committed
+        configs name it). Measured against each other in docs/methods/hgk.md.
     """
 
     # every parameter, declared once (scikit-learn's format): fit validates with scikit-learn's own
@@ -201,6 +207,7 @@ class _HGKBase(BaseEstimator):
         "selection": [StrOptions({"full", "halving"})],
         "lambda_grids": [list, tuple, None],
         "checkpoint": [str, os.PathLike, None],
+        "annealing_dtype": [StrOptions(set(ANNEALING_DTYPES))],
     }
 
     def _check_values(self) -> None:
@@ -222,7 +229,7 @@ class _HGKBase(BaseEstimator):
     def __init__(self, architecture="inhomogeneous", L=10, M=15, N1=1000, N2=500, N3=10,
                  lambdas=LAMBDAS, gammas=GAMMAS, step_scale=0.3, multiclass="shared",
                  candidates=None, random_state=0, loss="ls", line_search="warm", grid_search="d2",
-                 objective="auto", selection="full", lambda_grids=None, checkpoint=None):
+                 objective="auto", selection="full", lambda_grids=None, checkpoint=None, annealing_dtype="float32"):
         self.architecture = architecture
         self.L = L
         self.M = M
@@ -242,6 +249,7 @@ class _HGKBase(BaseEstimator):
         self.selection = selection
         self.lambda_grids = lambda_grids
         self.checkpoint = checkpoint
+        self.annealing_dtype = annealing_dtype
 
     def _objective(self) -> str:
         """The objective the gradient steps descend ("auto": "refit" for the least-squares loss, else the paper's)."""
@@ -257,7 +265,7 @@ class _HGKBase(BaseEstimator):
             return None
         facts = {k: getattr(self, k) for k in ("L", "M", "N1", "N2", "N3", "lambdas", "gammas", "step_scale",
                                                 "multiclass", "random_state", "loss", "line_search", "grid_search",
-                                                "objective")}
+                                                "objective", "annealing_dtype")}
         facts["objective"] = self._objective()
         if lambdas is not None:
             facts["lambdas"] = list(lambdas)
@@ -309,7 +317,8 @@ class _HGKBase(BaseEstimator):
                                             gammas=tuple(self.gammas), step_scale=float(self.step_scale), rng=rng,
                                             loss=self.loss, line_search=self.line_search,
                                             grid_search=self.grid_search, objective=self._objective(),
-                                            resume=resume, on_round=save_round))
+                                            resume=resume, on_round=save_round,
+                                            annealing_dtype=self.annealing_dtype))
             resume = None
         seconds = before + time.perf_counter() - t0
         current = last.get("state")
@@ -427,6 +436,7 @@ class _HGKBase(BaseEstimator):
                                              if e["step"] == "descent")),
                     "descent_evaluations": int(sum(e.get("evaluations", 0) for h in self.history_ for e in h)),
                     "line_search": self.line_search, "grid_search": self.grid_search, "objective": self.objective_,
+                    "annealing_dtype": self.annealing_dtype,
                     "outer_iterations": [sum(e["step"] == "anneal" and "lambda" in e for e in h)
                                          for h in self.history_],
                     "architecture": self.architecture_spec_, "selected": self.selected_,
@@ -529,7 +539,7 @@ register(Family(
     warmup=hierarchical_warmup,
     compile=hierarchical_compile,
     checkpoint_cv_fits=True,
-    changed_defaults={"objective": ("fixed_alpha", "auto")},
+    changed_defaults={"objective": ("fixed_alpha", "auto"), "annealing_dtype": ("float64", "float32")},
     reference="Steinwart, Thomann & Schmid 2016 (paper 002), Algorithm 1",
     report_notes={
         "selection": "HGK: D3 is one split, Algorithm 1's D3 error (reduction 2: the least-squares risk of the "

@@ -336,9 +336,16 @@ class BlockState:
     doubles (0.97 GB for depth 2 with 16 first-layer nodes on a 1333 x 2667 block); a proposal writes the path
     into the inactive buffers and :meth:`commit` flips them (no copy). :meth:`refresh` recomputes everything from
     scratch (the incremental products drift by rounding; callers refresh every few thousand commits).
+
+    ``dtype`` float32 (``annealing_dtype="float32"`` of the estimators; not the paper's) holds the blocks in single
+    precision: half the memory, and the proposals' factors computed 8 to an AVX2 vector
+    (:func:`~tkbench.methods.hgk._numba.propose_path32`; F still summed in float64). The blocks are then exact to
+    about 1e-7 relative after a refresh, and each committed step on a path multiplies in one more rounding of about
+    2e-7; only the annealing's choices see them: the weights it returns are used in double precision.
     """
 
-    def __init__(self, arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray):
+    def __init__(self, arch: Architecture, weights: np.ndarray, X: np.ndarray, Z: np.ndarray,
+                 dtype: type | str = np.float64):
         self.arch = arch
         self.X = np.ascontiguousarray(X, float)
         self.Z = np.ascontiguousarray(Z, float)
@@ -352,13 +359,16 @@ class BlockState:
                 self.owner[node.offset + k] = (node, k)
             for i, child in enumerate(node.children):
                 self.parent[id(child)] = (node, i)
-        self.K = np.empty((2, len(self.nodes), len(self.X), len(self.Z)))
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float64, np.float32):
+            raise ValueError(f"dtype = {dtype!r}: expected float64 or float32")
+        self.K = np.empty((2, len(self.nodes), len(self.X), len(self.Z)), self.dtype)
         self.active = np.zeros(len(self.nodes), dtype=np.int64)
         self._pending: tuple[int, float, np.ndarray] | None = None
         self.refresh()
 
     def refresh(self) -> None:
-        """Every node's block from scratch (one compiled pass) into buffer 0."""
+        """Every node's block from scratch (one compiled pass, in double precision) into buffer 0."""
         from tkbench.methods.hgk._numba import tree_kernel
 
         self.active[:] = 0
@@ -371,7 +381,7 @@ class BlockState:
         return self.K[self.active[root], root]
 
     def _run(self, index: int, value: float, alpha: np.ndarray) -> np.ndarray:
-        from tkbench.methods.hgk._numba import propose_path
+        from tkbench.methods.hgk._numba import propose_path, propose_path32
 
         node, k = self.owner[index]
         old = self.weights[index]
@@ -389,8 +399,9 @@ class BlockState:
             child = self.index[id(node.children[k])]
             xcol = zcol = np.zeros(1)
         path_arr = np.array(path, dtype=np.int64)
-        f = propose_path(self.K, self.active, path_arr, np.array(wsq), node.is_leaf, value * value - old * old,
-                         np.ascontiguousarray(xcol), np.ascontiguousarray(zcol), child, alpha)
+        propose = propose_path if self.dtype == np.float64 else propose_path32
+        f = propose(self.K, self.active, path_arr, np.array(wsq), node.is_leaf, value * value - old * old,
+                    np.ascontiguousarray(xcol, self.dtype), np.ascontiguousarray(zcol, self.dtype), child, alpha)
         self._pending = (index, float(value), path_arr)
         return f
 

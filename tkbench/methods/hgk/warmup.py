@@ -32,9 +32,10 @@ def hierarchical_warmup(threads: int = 1) -> None:
     risk_and_gradient(arch, w, X, X, np.ones(3), np.ones(3))
     weighted_gradient(arch, w, X, X, np.ones(3), np.ones(3))
     weighted_gradient(arch, w, X, None, np.ones(3), np.ones(3))  # K11's adjoint term (the refit objective)
-    state = BlockState(arch, w, X, X)
-    state.propose_predict(0, 0.5, np.ones(3))
-    state.propose_predict(3, 0.5, np.ones(3))
+    for dtype in (np.float64, np.float32):  # annealing_dtype
+        state = BlockState(arch, w, X, X, dtype)
+        state.propose_predict(0, 0.5, np.ones(3))
+        state.propose_predict(3, 0.5, np.ones(3))
 
 
 def hierarchical_compile() -> None:

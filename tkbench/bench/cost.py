@@ -240,7 +240,8 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     def made(pairs, basis, spec):
         cvs = [c for _, c in pairs if c > 0.0]
         once = statistics.median(cvs) if cvs and spec.tuning else 0.0
-        return Estimate(statistics.median(f for f, _ in pairs), len(pairs), basis, once, _unclocked(pairs))
+        return Estimate(seconds=statistics.median(f for f, _ in pairs), n_rows=len(pairs), basis=basis, shared_cv=once,
+                        unclocked=_unclocked(pairs))
 
     out: dict[tuple[str, str], Estimate | None] = {}
     for s in pending:
@@ -256,8 +257,10 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             bare = statistics.median(b for b, _ in other_grid)
             cv = statistics.median(u for _, u in other_grid) * cv_fits(s)
             unclocked = _unclocked(other_grid)
-            out[cell] = (Estimate(bare, len(other_grid), "same method, other grid", cv, unclocked) if s.tuning else
-                         Estimate(bare + cv, len(other_grid), "same method, other grid", 0.0, unclocked))
+            basis = "same method, other grid"
+            out[cell] = (Estimate(seconds=bare, n_rows=len(other_grid), basis=basis, shared_cv=cv, unclocked=unclocked)
+                         if s.tuning else
+                         Estimate(seconds=bare + cv, n_rows=len(other_grid), basis=basis, unclocked=unclocked))
             continue
         m = planned_m.get(cell)
         if m is not None:

@@ -43,17 +43,17 @@ class Selection:
 
 
 def restricted(experiment) -> set[str]:
-    """The methods the config runs on some datasets only (a ``datasets:`` list): :func:`select`'s ``restricted``."""
+    """The methods the config runs on some datasets only (a ``datasets:`` list): :func:`select`'s ``confined_to_some``."""
     return {m.name for m in experiment.methods if m.datasets is not None}
 
 
-def select(means: pd.DataFrame, order: list[str], restricted: set[str] | frozenset[str],
+def select(means: pd.DataFrame, order: list[str], confined_to_some: set[str] | frozenset[str],
            keep: Literal["methods", "datasets"]) -> Selection:
     """The methods and datasets to rank (module doc).
 
     ``means``: datasets x methods, NaN where a method has no mean (the caller decides what counts: the leaderboard
     blanks cells whose sweep is still running); ``order``: the methods to consider, in the order to report them;
-    ``restricted``: those the config runs on some datasets only (a ``datasets:`` list)."""
+    ``confined_to_some``: those the config runs on some datasets only (a ``datasets:`` list; :func:`restricted`)."""
     if keep not in ("methods", "datasets"):
         raise ValueError(f"keep must be 'methods' or 'datasets', not {keep!r}")
     methods = [m for m in order if m in means.columns]
@@ -62,8 +62,8 @@ def select(means: pd.DataFrame, order: list[str], restricted: set[str] | frozens
     few = [m for m in methods if 2 * int(present[m].sum()) < with_any]
     if len(methods) - len(few) < 2:
         few = []
-    confined = [m for m in few if m in restricted]
-    sparse = {m: (int(present[m].sum()), with_any) for m in few if m not in restricted}
+    confined = [m for m in few if m in confined_to_some]
+    sparse = {m: (int(present[m].sum()), with_any) for m in few if m not in confined_to_some}
     methods = [m for m in methods if m not in few]
     present = present[methods]
     if keep == "methods":

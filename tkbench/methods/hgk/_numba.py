@@ -52,28 +52,41 @@ CHUNK = 16  # rows per scratch allocation
 # (the kernels' exponents are never positive). Tested against ``numpy.exp`` in tests/methods/hgk/test_hierarchical_fast.py.
 
 
+_BIT_CASTS = {types.float64: (types.int64, ir.IntType(64)), types.float32: (types.int32, ir.IntType(32)),
+              types.int64: (types.float64, ir.DoubleType()), types.int32: (types.float32, ir.FloatType())}
+
+
+def _bit_cast_of(frm, kind):
+    """(numba type, LLVM type) a float64 / float32 (kind "float") or an int64 / int32 (kind "int") is cast to."""
+    if frm not in _BIT_CASTS or (kind == "float") != isinstance(frm, types.Float):
+        return None
+    return _BIT_CASTS[frm]
+
+
 @intrinsic
 def _float_bits(typingctx, x):
-    """The IEEE-754 bits of a float64 as an int64 (an LLVM bit cast: no instruction)."""
-    if x != types.float64:
+    """The IEEE-754 bits of a float64 (float32) as an int64 (int32): an LLVM bit cast, no instruction."""
+    cast = _bit_cast_of(x, "float")
+    if cast is None:
         return None
 
     def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
+        return builder.bitcast(args[0], cast[1])
 
-    return types.int64(types.float64), codegen
+    return cast[0](x), codegen
 
 
 @intrinsic
 def _bits_float(typingctx, x):
-    """The float64 whose IEEE-754 bits are the int64 ``x``."""
-    if x != types.int64:
+    """The float64 (float32) whose IEEE-754 bits are the int64 (int32) ``x``."""
+    cast = _bit_cast_of(x, "int")
+    if cast is None:
         return None
 
     def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
+        return builder.bitcast(args[0], cast[1])
 
-    return types.float64(types.int64), codegen
+    return cast[0](x), codegen
 
 
 _LOG2E = 1.4426950408889634
@@ -114,30 +127,6 @@ def fast_exp(x):
 # below 1.7e-38, about float32's least normal number). Tested against ``numpy.exp``.
 
 
-@intrinsic
-def _float32_bits(typingctx, x):
-    """The IEEE-754 bits of a float32 as an int32."""
-    if x != types.float32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-
-    return types.int32(types.float32), codegen
-
-
-@intrinsic
-def _bits_float32(typingctx, x):
-    """The float32 whose IEEE-754 bits are the int32 ``x``."""
-    if x != types.int32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
-
-
 _F32 = np.float32
 _LOG2E_32, _LN2_HI_32, _LN2_LO_32 = _F32(1.4426950408889634), _F32(0.693359375), _F32(-2.12194440e-4)
 _SHIFT_32, _SHIFT_BITS_32, _UNDERFLOW_32 = _F32(12582912.0), np.int32(0x4B400000), _F32(-87.0)
@@ -151,7 +140,7 @@ def fast_exp32(x):
     """exp(x) of a float32, branch-free, in float32 (see above); 0 below -87."""
     xc = max(x, _UNDERFLOW_32)
     kd = xc * _LOG2E_32 + _SHIFT_32
-    k = np.int32(_float32_bits(kd) - _SHIFT_BITS_32)
+    k = np.int32(_float_bits(kd) - _SHIFT_BITS_32)
     kd = kd - _SHIFT_32
     r = (xc - kd * _LN2_HI_32) - kd * _LN2_LO_32
     r2 = r * r
@@ -159,7 +148,7 @@ def fast_exp32(x):
     q0 = (_ONE_32 + r) + (_D2 + _D3 * r) * r2
     q1 = (_D4 + _D5 * r) + (_D6 + _D7 * r) * r2
     p = q0 + q1 * r4
-    scale = _bits_float32(np.int32((k + _BIAS_32) << _MANT_32))
+    scale = _bits_float(np.int32((k + _BIAS_32) << _MANT_32))
     return p * scale if x >= _UNDERFLOW_32 else _ZERO_32
 
 

@@ -112,13 +112,27 @@ def test_cv_by_ls_error_picks_the_least_ls_error_candidate():
     assert means[100.0] == pytest.approx(-np.mean(errs))
 
 
-def test_config_refuses_ls_error_cv_over_a_path_parameter(tmp_path: Path):
+def test_ls_error_cv_along_the_forest_path_equals_fresh_forests(tmp_path: Path):
+    """The least-squares CV score along a path parameter (refused by the config check until 2026-12-04: the path
+    gave labels only) equals the score of a forest fitted at each number of trees: its decision values are
+    2 P(c | x) - 1 of the first k trees, as ``decision_matrix`` reads a fitted forest."""
+    import dataclasses
+
     from tkbench.config import load_config
-    from tkbench.errors import ConfigError
 
-    cfg = tmp_path / "c.yaml"
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    for y in (np.where(X[:, 0] + 0.5 * rng.normal(size=120) > 0, 1, 0),
+              np.digitize(X[:, 0] + 0.5 * rng.normal(size=120), [-0.5, 0.5])):
+        fam = get_family("random_forest")
+        per_point = dataclasses.replace(fam, path_param=None, path_predict=None)
+        est = make_estimator(fam, "classification", random_state=3, params={"n_jobs": 1})
+        grid = {"n_estimators": [5, 10, 20]}
+        along, a = select_params(est, fam, grid, X, y, task="classification", k=3, seed=0, cv_score="ls_error")
+        each, b = select_params(est, per_point, grid, X, y, task="classification", k=3, seed=0, cv_score="ls_error")
+        assert along == each
+        np.testing.assert_allclose([s["mean"] for s in a["scores"]], [s["mean"] for s in b["scores"]], rtol=1e-12)
+    cfg = tmp_path / "c.yaml"  # and a config asks for it without an error
     cfg.write_text("name: t\nprotocol: {cv_score: ls_error, splits: 1}\ndatasets: [liver]\n"
-                   "methods:\n  - {name: rf, family: random_forest}\n")
-    with pytest.raises(ConfigError, match="path parameter"):
-        load_config(cfg)
-
+                   "methods:\n  - {name: rf, family: random_forest, grid: {n_estimators: [5, 10]}}\n")
+    assert load_config(cfg).methods[0].grid == {"n_estimators": [5, 10]}

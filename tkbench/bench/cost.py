@@ -109,7 +109,8 @@ def shared_cv_progress(spec: RunSpec, out: Path) -> tuple[float, float | None]:
         if path.exists():
             left.append(0.0)
             continue
-        saved = read_checkpoint(path.with_suffix(".folds.json"), n_cells, len(path_values))
+        saved = read_checkpoint(path.with_suffix(".folds.json"), n_cells, len(path_values),
+                                path_param=_path_param(spec) if path_values != [None] else None)
         done = min(len(saved["folds"]) + len(saved["partial"]) * len(path_values) / n_cells, folds) / folds
         left.append(1.0 - done)
         if measured is not None:
@@ -416,13 +417,18 @@ def _grid_candidates(spec: RunSpec) -> tuple[list, list]:
     the family's path parameter, and that parameter's values (one fit serves them all). A family that cannot be
     loaded has no path parameter here (the estimate is then an upper bound)."""
     from tkbench.bench.tuning import grid_candidates
+
+    return grid_candidates(spec.grid, _path_param(spec))
+
+
+def _path_param(spec: RunSpec) -> str | None:
+    """The path parameter of ``spec``'s family; None for a family that cannot be loaded."""
     from tkbench.methods import get_family
 
     try:
-        path_param = get_family(spec.family).path_param
+        return get_family(spec.family).path_param
     except (KeyError, ValueError, ImportError):
-        path_param = None
-    return grid_candidates(spec.grid, path_param)
+        return None
 
 
 ORDERS = ("plan", "cheap-first")

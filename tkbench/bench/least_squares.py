@@ -48,12 +48,28 @@ def signed_targets(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
 def least_squares_error(estimator, X: np.ndarray, y: np.ndarray, task: str,
                         target_range: tuple[float, float] | None = None) -> float:
     """The least-squares error of a fitted estimator on (X, y) as in paper 002's Table 1 (see the module)."""
+    values = decision_matrix(estimator, X) if task == "classification" else estimator.predict(X)
+    return least_squares_error_of(values, y, task, fitted_classes(estimator), target_range)
+
+
+def fitted_classes(estimator) -> np.ndarray | None:
+    """``classes_`` of a fitted classifier (None for a regressor)."""
+    return getattr(estimator, "classes_", None)
+
+
+def least_squares_error_of(values: np.ndarray, y: np.ndarray, task: str, classes: np.ndarray | None = None,
+                           target_range: tuple[float, float] | None = None) -> float:
+    """The least-squares error of given outputs (see the module): a classifier's decision values (an (n, k) matrix
+    as :func:`decision_matrix` returns, or one column for two ``classes``), a regressor's predictions."""
     if task == "classification":
-        scores = np.clip(decision_matrix(estimator, X), -1.0, 1.0)
-        return float(np.mean((signed_targets(estimator.classes_, y) - scores) ** 2))
+        scores = np.asarray(values, dtype=float).reshape(len(y), -1)
+        expected = 1 if len(classes) == 2 else len(classes)
+        if scores.shape[1] != expected:
+            raise ValueError(f"{scores.shape[1]} decision columns for {len(classes)} classes")
+        return float(np.mean((signed_targets(classes, y) - np.clip(scores, -1.0, 1.0)) ** 2))
     y = np.asarray(y, dtype=float)
     lo, hi = target_range if target_range is not None else (float(np.min(y)), float(np.max(y)))
     if not hi > lo:
         return float("nan")
-    pred = np.clip(np.asarray(estimator.predict(X), dtype=float), lo, hi)
+    pred = np.clip(np.asarray(values, dtype=float), lo, hi)
     return float(np.mean((2.0 * (pred - y) / (hi - lo)) ** 2))

@@ -1,10 +1,12 @@
 """Hyper-parameter selection by k-fold cross-validation on the training part only (GUIDE section 3).
 
 The grid is the Cartesian product of the method's grid values. A family's *path parameter* (the forest's number
-of trees) is scored for all its values from one fit at the largest value. A family with ``warm_start`` fits one
-model per fold along the grid, in grid order, each fit starting from the previous solution (for example the
-kernel weights found for the previous C); for convex problems only the path to each optimum changes. Ties go to the first candidate in grid
-order. A candidate whose fit raises scores NaN and is skipped; if every candidate fails, the error is raised.
+of trees, kernel ridge's alpha) is scored for all its values from one fit at the largest value. A family with
+``warm_start`` fits one model per fold along the grid, in grid order, each fit starting from the previous solution
+(for example the kernel weights found for the previous C); for convex problems only the path to each optimum
+changes. Ties go to the first candidate in grid order: the Cartesian product in the order the grid names its
+parameters, whether or not one of them is scored along a path (so a family that gains a path chooses as before).
+A candidate whose fit raises scores NaN and is skipped; if every candidate fails, the error is raised.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from sklearn.base import clone
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from tkbench.bench.least_squares import least_squares_error
+from tkbench.bench.least_squares import fitted_classes, least_squares_error, least_squares_error_of
 from tkbench.bench.spec import RunSpec
 from tkbench.methods.compose import fitted_model, path_predictions, set_model_params, takes_checkpoint
 from tkbench.methods.registry import Family
@@ -81,12 +83,10 @@ def select_params(
     combos, path_values = grid_candidates(grid, family.path_param)
     use_path = path_values != [None]
     by_ls = cv_score == "ls_error"
-    if by_ls and use_path:
-        raise ValueError(f"cv_score 'ls_error' needs decision values, which the path parameter "
-                         f"{family.path_param!r} of family {family.name!r} does not give: fix it in the grid")
     table: dict[tuple[int, Any], list[float]] = {(c, v): [] for c in range(len(combos)) for v in path_values}
     t0, resumed = time.perf_counter(), 0.0  # resumed: fits' time in earlier sessions (fit_checkpoint)
-    done = read_checkpoint(checkpoint, len(table), len(path_values))
+    path_name = family.path_param if use_path else None
+    done = read_checkpoint(checkpoint, len(table), len(path_values), path_param=path_name)
 
     def elapsed() -> float:
         return done["seconds"] + resumed + time.perf_counter() - t0
@@ -125,12 +125,14 @@ def select_params(
                     est.fit(X[train], y[train])
                     if fit_states:  # a fit continued from its saved state: its earlier sessions' time counts too
                         resumed += float(getattr(fitted_model(est), "fit_seconds_before_resume_", 0.0) or 0.0)
-                    if by_ls:
+                    if use_path:  # every path value from this one fit: its predictions or decision values
+                        preds = path_predictions(est, family, X[valid], path_values, decision=by_ls)
+                        scores = {v: (-least_squares_error_of(p, y[valid], task, fitted_classes(est), target_range)
+                                      if by_ls else score(task, y[valid], p)) for v, p in preds.items()}
+                    elif by_ls:
                         scores = {None: -least_squares_error(est, X[valid], y[valid], task, target_range)}
                     else:
-                        preds = (path_predictions(est, family, X[valid], path_values) if use_path
-                                 else {None: est.predict(X[valid])})
-                        scores = {v: score(task, y[valid], p) for v, p in preds.items()}
+                        scores = {None: score(task, y[valid], est.predict(X[valid]))}
                 except Exception as exc:  # a candidate that cannot be fitted is skipped, not fatal
                     errors.append(f"{combo}: {type(exc).__name__}: {exc}")
                     if fit_states:  # its saved state would never be resumed
@@ -139,7 +141,7 @@ def select_params(
                 values = [scores[v] for v in path_values]
                 if checkpoint is not None and not warm and not patching and c < len(combos) - 1:
                     _write_checkpoint(checkpoint, finished + done["folds"][fold:], errors, elapsed(),
-                                      current + [values])
+                                      current + [values], path_param=path_name)
             for v, value in zip(path_values, values, strict=True):
                 table[(c, v)].append(value)
             current.append(values)
@@ -149,18 +151,22 @@ def select_params(
             # here until 2026-11-29: a sweep killed before the next candidate finished lost its finished
             # candidates, 6 of satimage TK's 8 in the kernel benchmark's pilot, about 40 minutes of CV)
             keep = done["partial"] if patching and not warm else ()
-            _write_checkpoint(checkpoint, finished + done["folds"][fold + 1:], errors, elapsed(), keep)
+            _write_checkpoint(checkpoint, finished + done["folds"][fold + 1:], errors, elapsed(), keep,
+                              path_param=path_name)
     means = {cell: float(np.mean(s)) for cell, s in table.items()}
     finite = [(cell, m) for cell, m in means.items() if np.isfinite(m)]
     if not finite:  # a finished CV that failed: nothing to resume, and a re-run (after a fix) starts afresh
         if checkpoint is not None:
             checkpoint.unlink(missing_ok=True)
         raise RuntimeError("every CV candidate failed: " + "; ".join(errors[:3]))
-    order = {cell: i for i, cell in enumerate(table)}
-    best_cell, best = max(finite, key=lambda cm: (cm[1], -order[cm[0]]))
-    chosen = dict(combos[best_cell[0]])
-    if use_path:
-        chosen[family.path_param] = best_cell[1]
+    def params_of(cell: tuple[int, Any]) -> dict[str, Any]:  # in the grid's order of names, path or not
+        merged = {**combos[cell[0]], **({family.path_param: cell[1]} if use_path else {})}
+        return {name: merged[name] for name in grid}
+
+    order = _grid_order(grid, [params_of(cell) for cell in table])  # ties: the first in the grid's own order
+    rank = dict(zip(table, order, strict=True))
+    best_cell, best = max(finite, key=lambda cm: (cm[1], -rank[cm[0]]))
+    chosen = params_of(best_cell)
     report = {
         "cv_folds": k,
         "n_candidates": len(table),
@@ -168,12 +174,27 @@ def select_params(
         "seconds": elapsed(),
         "failed_candidates": len(errors),
         "scores": [
-            {"params": {**combos[c], **({family.path_param: v} if use_path else {})},
-             "mean": means[(c, v)], "std": float(np.std(table[(c, v)]))}
-            for (c, v) in table
+            {"params": params_of(cell), "mean": means[cell], "std": float(np.std(table[cell]))}
+            for cell in sorted(table, key=rank.__getitem__)
         ],
     }
     return chosen, report
+
+
+def _grid_order(grid: dict[str, list[Any]], cells: list[dict[str, Any]]) -> list[int]:
+    """Each cell's place in the Cartesian product of ``grid`` taken in the order it names its parameters (the
+    order of the CV's candidates without a path parameter; with one, the walk differs and this order stays)."""
+    names = list(grid)
+    index = [{repr(v): i for i, v in enumerate(grid[n])} for n in names]
+    sizes = [len(grid[n]) for n in names]
+
+    def place(cell: dict[str, Any]) -> int:
+        out = 0
+        for name, where, size in zip(names, index, sizes, strict=True):
+            out = out * size + where[repr(cell[name])]
+        return out
+
+    return [place(cell) for cell in cells]
 
 
 def _remove_fit_states(prefix: str) -> None:
@@ -181,10 +202,13 @@ def _remove_fit_states(prefix: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[str, Any]:
+def read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1, *, path_param: str | None = None
+                    ) -> dict[str, Any]:
     """What an interrupted CV finished: ``folds`` (per fold, one score per grid cell), ``partial`` (the next fold's
     finished candidates, one score per path value each), its candidates' ``errors`` and ``seconds``; empty when
-    there is none (or it belongs to another grid)."""
+    there is none (or it belongs to another grid). ``path_param``: the path parameter the CV walks the grid by (the
+    cells' order in a fold depends on it); a checkpoint written along another one, or without the field (files
+    written before 2026-12-04, when kernel ridge's alpha became a path), is nothing done."""
     import json
 
     fresh: dict[str, Any] = {"folds": [], "partial": [], "errors": [], "seconds": 0.0}
@@ -196,6 +220,8 @@ def read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[st
 
     try:  # a damaged file (not JSON, other shapes or types) is no saved progress: the CV starts over
         data = json.loads(path.read_bytes().decode("utf-8"))
+        if data.get("path_param") != path_param:
+            return fresh
         folds_done = data.get("folds", [])
         partial = data.get("partial", [])
         if not all(len(f) == n_cells for f in folds_done) or not all(len(p) == n_path for p in partial) \
@@ -208,14 +234,14 @@ def read_checkpoint(path: Path | None, n_cells: int, n_path: int = 1) -> dict[st
 
 
 def _write_checkpoint(path: Path, folds_done: list[list[float]], errors: list[str], seconds: float,
-                      partial: list[list[float]] = ()) -> None:
+                      partial: list[list[float]] = (), *, path_param: str | None = None) -> None:
     from tkbench.bench.store import write_json_atomic
 
     def values(scores):
         return [None if math.isnan(v) else v for v in scores]
 
     write_json_atomic(path, {"folds": [values(f) for f in folds_done], "partial": [values(p) for p in partial],
-                             "errors": errors, "seconds": seconds})
+                             "errors": errors, "seconds": seconds, "path_param": path_param})
 
 
 # ---------------------------------------------------------------------------------------------------------------

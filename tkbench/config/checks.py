@@ -191,11 +191,6 @@ def check_semantics(exp: Experiment) -> list[tuple[str, Any, str]]:
                 problems.append((f"{where}.params.{key}", value, not_a_param(key)))
             else:
                 problems.extend(_type_problems(f"{where}.params.{key}", key, [value], defaults, listed=False))
-        grids = [fam.default_grid if m.grid is None else m.grid, *m.per_dataset_grid.values()]
-        if exp.protocol.cv_score == "ls_error" and fam.path_param and any(fam.path_param in g for g in grids):
-            problems.append((f"{where}.grid.{fam.path_param}", fam.path_param,
-                             "no path parameter in the grid with protocol.cv_score 'ls_error' (it scores decision "
-                             "values, the path gives labels only): fix it in params, or grid: {}"))
         for label in m.datasets or []:
             if label not in labels:
                 problems.append((f"{where}.datasets", label,

@@ -61,14 +61,16 @@ def fitted_model(estimator: BaseEstimator) -> Any:
     return pipe.named_steps[MODEL_STEP]
 
 
-def path_predictions(estimator: BaseEstimator, family: Family, X: np.ndarray, values: list[Any]) -> dict[Any, Any]:
-    """Predictions of a fitted composed estimator for each value of the family's path parameter."""
+def path_predictions(estimator: BaseEstimator, family: Family, X: np.ndarray, values: list[Any],
+                     decision: bool = False) -> dict[Any, Any]:
+    """Predictions of a fitted composed estimator for each value of the family's path parameter; ``decision``: a
+    classifier's decision values instead of its labels (one column for two classes, as ``decision_function``)."""
     if isinstance(estimator, TransformedTargetRegressor):
         pipe, transformer = estimator.regressor_, estimator.transformer_
     else:
         pipe, transformer = estimator, None
     Xt = pipe[:-1].transform(X)
-    preds = family.path_predict(pipe.named_steps[MODEL_STEP], Xt, values)
+    preds = family.path_predict(pipe.named_steps[MODEL_STEP], Xt, values, decision)
     if transformer is not None:
         preds = {v: transformer.inverse_transform(p.reshape(-1, 1)).ravel() for v, p in preds.items()}
     return preds

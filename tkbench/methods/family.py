@@ -23,7 +23,10 @@ class Family:
 
     ``build(task, solver, params, random_state)`` returns an unfitted scikit-learn estimator.
     ``path_param`` names a grid parameter whose values can all be scored from one fit (the forest's number of
-    trees); ``path_predict(model, X, values)`` then returns ``{value: predictions}``.
+    trees, kernel ridge's alpha); ``path_predict(model, X, values, decision)`` then returns ``{value: predictions}``
+    for the model fitted at the largest value, or with ``decision`` a classifier's decision values (one column for
+    two classes, as ``decision_function``; the least-squares CV score needs them). Each value's predictions are those
+    of a model fitted at that value.
     ``diagnostics(model)`` returns solver facts for the result row (iterations, gap, support vectors...);
     ``trace(model)`` returns the per-iteration solver trace (a list of dicts) for convergence experiments.
     ``warmup(threads)``: called in the run's process before CV and the timed fit: sets compiled-code threads and
@@ -63,7 +66,7 @@ class Family:
     scaler: str = "standard"
     target_scaler: str = "none"
     path_param: str | None = None
-    path_predict: Callable[[Any, Any, list[Any]], dict[Any, Any]] | None = None
+    path_predict: Callable[[Any, Any, list[Any], bool], dict[Any, Any]] | None = None
     diagnostics: Callable[[Any], dict[str, Any]] | None = None
     trace: Callable[[Any], list[dict[str, Any]]] | None = None
     reference: str = ""

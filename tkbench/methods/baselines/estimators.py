@@ -26,8 +26,10 @@ def _build_forest(task: str, solver: str, params: dict[str, Any], seed: int):
     return cls(**{"n_estimators": 100, "random_state": seed, "n_jobs": 1, **params})
 
 
-def _forest_path(model, X: np.ndarray, values: list[int]) -> dict[int, np.ndarray]:
-    """Predictions of the forests made of the first k trees, for every k in ``values`` (one pass over the trees)."""
+def _forest_path(model, X: np.ndarray, values: list[int], decision: bool = False) -> dict[int, np.ndarray]:
+    """Predictions of the forests made of the first k trees, for every k in ``values`` (one pass over the trees);
+    ``decision``: a classifier's 2 P(c | x) - 1 (the second class's for two classes), the decision values of
+    :func:`tkbench.bench.least_squares.decision_matrix` for learners without a ``decision_function``."""
     wanted = sorted(set(int(v) for v in values))
     if wanted[-1] > len(model.estimators_):
         raise ValueError(f"path asks for {wanted[-1]} trees but the forest has {len(model.estimators_)}")
@@ -39,7 +41,12 @@ def _forest_path(model, X: np.ndarray, values: list[int]) -> dict[int, np.ndarra
         total = part.astype(float) if total is None else total + part
         if k in wanted:
             avg = total / k
-            out[k] = model.classes_[np.argmax(avg, axis=1)] if classify else avg
+            if not classify:
+                out[k] = avg
+            elif decision:
+                out[k] = 2.0 * (avg[:, 1] if avg.shape[1] == 2 else avg) - 1.0
+            else:
+                out[k] = model.classes_[np.argmax(avg, axis=1)]
         if k == wanted[-1]:
             break
     return out

@@ -270,6 +270,10 @@ def test_the_cost_table_counts_the_paper_draws_only_and_applies_measured_speedup
     fit = Speedup(name="x", family=family, params={some: (value,)}, before=late, factor=2.0, measured="m", part="fit")
     assert entry_cost(tmp_path, name, 1, (fit,))["today_seconds"] == pytest.approx(
         one["full_seconds"] - sum(min(r["total_seconds"], r["fit_seconds"]) for r in match) / 2)
+    cv = Speedup(name="x", family=family, params={some: (value,)}, before=late, factor=2.0, measured="m", part="cv")
+    own_cv = [r for r in match if not (r.get("cv") or {}).get("shared")]
+    assert entry_cost(tmp_path, name, 1, (cv,))["today_seconds"] == pytest.approx(
+        one["full_seconds"] - sum(min(r["total_seconds"], r.get("cv_seconds") or 0.0) for r in own_cv) / 2)
     # not named: another value, an unset parameter where only a value is allowed, made after, too few rows
     for other in (Speedup(name="x", family=family, params={some: ("no such value",)}, before=late, factor=2.0,
                           measured="m"),
@@ -311,7 +315,7 @@ def test_a_malformed_speedup_is_a_clear_input_error(tmp_path):
     (sp,) = load_speedups(tmp_path)
     assert sp.factor == 1.5 and sp.part == "run" and sp.params == {}
     for change, field in [({"factor": "0.5"}, "factor"), ({"factor": "fast"}, "factor"), ({"before": "soon"}, "before"),
-                          ({"part": "cv"}, "part"), ({"params": "[a]"}, "params"), ({"min_train": "-1"}, "min_train"),
+                          ({"part": "predict"}, "part"), ({"params": "[a]"}, "params"), ({"min_train": "-1"}, "min_train"),
                           ({"min_features": "many"}, "min_features"),
                           ({"measured": None}, "missing"), ({"speed": "2"}, "unknown")]:
         write(**change)

@@ -21,8 +21,8 @@ row's time divided by the measured factor of every speedup of docs/reproduction.
 to it (:class:`Speedup`: a family's faster default or a faster path of the same algorithm, the rows it applies to
 named by family, parameter values, training size and the time the change landed; the factor is a ratio measured in
 one run, its conservative end, and its source is printed under the table). A speedup divides the row's whole time or, with
-``part: fit``, its final fit only (where its CV's fits are too small for the change, or it is not measured there);
-several apply one after the other. The factors are measured ratios applied to rows, not re-runs.
+``part: fit``, its final fit only (where its CV's fits are too small for the change, or it is not measured there),
+or with ``part: cv`` its CV only (a faster way through the grid); several apply one after the other. The factors are measured ratios applied to rows, not re-runs.
 """
 from __future__ import annotations
 
@@ -55,19 +55,23 @@ class Speedup:
     measured: str  # where and how the factor was measured
     min_train: int = 0  # rows with fewer training rows are not affected
     min_features: int = 0  # rows of data with fewer features are not affected
-    part: str = "run"  # "run": the row's whole time; "fit": its final fit only (fit_seconds; its CV as it ran)
+    part: str = "run"  # "run": the row's whole time; "fit": its final fit only (fit_seconds; its CV as it ran);
+    # "cv": its hyper-parameter CV only (its own CV's cv_seconds, or the CV its cell shares)
 
     def saved(self, row: dict[str, Any], seconds: float, shared: bool = False) -> float:
         """The seconds this change saves of ``seconds`` of ``row``'s time (its own part, :func:`run_parts`, or with
         ``shared`` the CV its cell shares; what earlier speedups left of either); 0 when it does not apply. With
-        ``part: fit``, the final fit's share of the row's own time (none of a shared CV)."""
+        ``part: fit``, the final fit's share of the row's own time (none of a shared CV); with ``part: cv``, its own
+        CV's share of its own time, or all of a shared CV."""
         if not self.applies(row):
             return 0.0
-        if self.part == "fit":
+        if self.part in ("fit", "cv") and not (shared and self.part == "cv"):
             if shared:
                 return 0.0
-            own = run_parts(row)[0]
-            seconds *= min(1.0, float(row.get("fit_seconds") or 0.0) / own) if own > 0 else 0.0
+            own, shared_cv = run_parts(row)
+            timed = float(row.get("fit_seconds") or 0.0) if self.part == "fit" else \
+                (0.0 if shared_cv else float(row.get("cv_seconds") or 0.0))
+            seconds *= min(1.0, timed / own) if own > 0 else 0.0
         return seconds * (1.0 - 1.0 / self.factor)
 
     def applies(self, row: dict[str, Any]) -> bool:
@@ -91,7 +95,7 @@ class _SpeedupEntry(BaseModel):
     measured: str
     min_train: Annotated[int, Field(ge=0, strict=True)] = 0
     min_features: Annotated[int, Field(ge=0, strict=True)] = 0
-    part: Literal["run", "fit"] = "run"
+    part: Literal["run", "fit", "cv"] = "run"
 
 
 def load_speedups(root: Path) -> tuple[Speedup, ...]:
@@ -312,7 +316,7 @@ def cost_markdown(root: str | Path, entries, speedups: tuple[Speedup, ...] | Non
                 f", m >= {sp.min_train}" if sp.min_train else "") + (
                 f", d >= {sp.min_features}" if sp.min_features else "") + f", started before {sp.before}"
             where = ", ".join(f"`{c}` {n}" for c, n in sorted(used.get(sp.name, {}).items())) or "none"
-            lines.append(f"| {sp.name} | {scope} | {sp.factor:g}" + (" (final fit)" if sp.part == "fit" else "")
+            lines.append(f"| {sp.name} | {scope} | {sp.factor:g}" + {"fit": " (final fit)", "cv": " (CV)"}.get(sp.part, "")
                          + f" | {where} | {sp.measured} |")
         lines.append("")
     return "\n".join(lines)

@@ -44,6 +44,19 @@ def test_ridge_path_equals_kernel_ridge_fitted_at_each_alpha():
                                    rtol=1e-6, atol=1e-8)
 
 
+def test_ridge_path_falls_back_to_least_squares_as_kernel_ridge_does():
+    """alpha = 0 on a linear kernel of rank 4 < m: not positive definite, so Cholesky fails; KernelRidge then warns
+    and takes the least-squares solution, and so does the path."""
+    X, y = _data("regression", n=60)
+    model = PathKernelRidge(alpha=1.0, kernel="linear").fit(X[:40], y[:40])
+    with pytest.warns(UserWarning, match="Singular matrix"):
+        preds = ridge_path(model, X[40:], [0.0, 1.0])
+    with pytest.warns(UserWarning, match="Singular matrix"):
+        fresh = KernelRidge(alpha=0.0, kernel="linear").fit(X[:40], y[:40]).predict(X[40:])
+    np.testing.assert_allclose(preds[0.0], fresh, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(preds[1.0], model.predict(X[40:]), rtol=0, atol=0)  # its own alpha: its own fit
+
+
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
 def test_ridge_path_of_the_classifier_gives_its_labels_and_decision_values(task):
     X, y = _data(task)

@@ -318,8 +318,8 @@ def ridge_path(model, X: np.ndarray, values: list, decision: bool = False) -> di
     path, :class:`tkbench.methods.family.Family`): the fitted model's dual coefficients at its own alpha, and for
     each other alpha the solve ``KernelRidge.fit`` makes, (K + alpha I) c = y by Cholesky (scipy's ``solve`` with
     ``assume_a="pos"`` there; LAPACK's ``dposv`` here, with scikit-learn's least-squares fallback for a matrix that
-    is not positive definite). Each
-    value's predictions are those of the model fitted at that alpha (to rounding: tested). What is saved: the
+    is not positive definite). Each value's predictions are those of the model fitted at that alpha (to rounding:
+    tested). What is saved: the
     kernels (training and validation), computed once instead of once per alpha (an exponential per entry), and
     the overhead of scipy's ``solve`` around LAPACK's Cholesky solve ``dposv`` (1.6x the ``dposv`` time at 2400 rows:
     its condition estimate and copies), which the path calls directly into one reused buffer. ``model``: a fitted

@@ -70,7 +70,9 @@ def path_predictions(estimator: BaseEstimator, family: Family, X: np.ndarray, va
     else:
         pipe, transformer = estimator, None
     Xt = pipe[:-1].transform(X)
-    preds = family.path_predict(pipe.named_steps[MODEL_STEP], Xt, values, decision)
+    model = pipe.named_steps[MODEL_STEP]  # (``decision`` passed only when asked: a family's path written for
+    # labels alone, before 2026-12-04, keeps working)
+    preds = family.path_predict(model, Xt, values, True) if decision else family.path_predict(model, Xt, values)
     if transformer is not None:
         preds = {v: transformer.inverse_transform(p.reshape(-1, 1)).ravel() for v, p in preds.items()}
     return preds

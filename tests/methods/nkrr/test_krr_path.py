@@ -158,3 +158,37 @@ def test_a_checkpoint_written_without_the_path_is_not_resumed_along_it(tmp_path)
                             params={"kernel": "broken"})
     again, _ = select_params(broken, family, grid, X, y, task="regression", k=3, seed=1, checkpoint=path)
     assert again == plain
+
+
+@pytest.mark.parametrize("dataset", ["sonar", pytest.param("airfoil", marks=pytest.mark.slow)])
+def test_the_path_reproduces_a_committed_rows_cv(dataset):
+    """A committed cortes2009_uci row of kernel ridge (its CV made by a fit per grid point, 2026-11), recomputed from
+    its spec along the path: the same choice and every candidate's mean score to 1e-9 relative."""
+    from pathlib import Path
+
+    from tkbench.bench.learn import cv_positions, split_rows
+    from tkbench.bench.spec import RunSpec
+    from tkbench.data import load_dataset
+    from tkbench.data.base import select_features
+
+    rows = Path(__file__).resolve().parents[3] / "results" / "cortes2009_uci" / "rows"
+    row = min((r for r in (json.loads(p.read_text()) for p in rows.glob("*.json"))
+               if r.get("family") == "krr_rbf" and r.get("status") == "ok" and r.get("dataset") == dataset),
+              key=lambda r: r["split"])
+    assert row["started_at"] < "2026-12-04"  # made before the path
+    spec = RunSpec.from_dict(row["spec"])
+    ds = select_features(load_dataset(spec.dataset, spec.options), spec.features)
+    train, _ = split_rows(ds, spec, spec.split, spec.seed)
+    cv_rows = train[cv_positions(spec, train, spec.seed)]
+    family = get_family(spec.family)
+    assert family.path_param in spec.grid  # the CV below walks the path
+    est = make_estimator(family, ds.task, solver=spec.solver, params=spec.params, scaler=spec.scaler,
+                         target_scaler=spec.target_scaler, random_state=spec.seed)
+    target_range = None if ds.task == "classification" else (float(ds.y.min()), float(ds.y.max()))
+    chosen, report = select_params(est, family, spec.grid, ds.X[cv_rows], ds.y[cv_rows], task=ds.task,
+                                   k=spec.cv_folds, seed=spec.seed, stratify=spec.stratify, cv_score=spec.cv_score,
+                                   target_range=target_range)
+    assert chosen == row["chosen_params"]
+    assert [s["params"] for s in report["scores"]] == [s["params"] for s in row["cv"]["scores"]]
+    np.testing.assert_allclose([s["mean"] for s in report["scores"]], [s["mean"] for s in row["cv"]["scores"]],
+                               rtol=1e-9)

@@ -270,10 +270,6 @@ def test_the_cost_table_counts_the_paper_draws_only_and_applies_measured_speedup
     fit = Speedup(name="x", family=family, params={some: (value,)}, before=late, factor=2.0, measured="m", part="fit")
     assert entry_cost(tmp_path, name, 1, (fit,))["today_seconds"] == pytest.approx(
         one["full_seconds"] - sum(min(r["total_seconds"], r["fit_seconds"]) for r in match) / 2)
-    cv = Speedup(name="x", family=family, params={some: (value,)}, before=late, factor=2.0, measured="m", part="cv")
-    own_cv = [r for r in match if not (r.get("cv") or {}).get("shared")]
-    assert entry_cost(tmp_path, name, 1, (cv,))["today_seconds"] == pytest.approx(
-        one["full_seconds"] - sum(min(r["total_seconds"], r.get("cv_seconds") or 0.0) for r in own_cv) / 2)
     # not named: another value, an unset parameter where only a value is allowed, made after, too few rows
     for other in (Speedup(name="x", family=family, params={some: ("no such value",)}, before=late, factor=2.0,
                           measured="m"),
@@ -294,6 +290,45 @@ def test_the_cost_table_counts_the_paper_draws_only_and_applies_measured_speedup
     assert "## Today's defaults" in text and f"`{name}` {whole['speedups_used']['x']}" in text
     assert f", d >= {few.min_features}, started before" in cost_markdown(  # the scope names the feature floor
         tmp_path, (Entry(config=name, title="t", paper_splits=1),), (few,))
+
+
+def test_a_speedup_of_the_cv_divides_the_cv_share_of_rows_with_a_cv(tmp_path):
+    """``part: cv`` divides a row's own CV seconds only, and names only rows that ran a CV."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    from tkbench.report.cost import Speedup, entry_cost
+
+    root = Path(__file__).resolve().parents[2]
+    name = "investigate_hgk_reductions"
+    (tmp_path / "configs").mkdir()
+    shutil.copy(root / "configs" / f"{name}.yaml", tmp_path / "configs" / f"{name}.yaml")
+    shutil.copytree(root / "results" / name, tmp_path / "results" / name)
+    paths = sorted((tmp_path / "results" / name / "rows").glob("*.json"))
+    rows = []
+    for i, path in enumerate(paths):  # every other ok row: a CV of a quarter of its time, the rest its fit
+        row = json.loads(path.read_text())
+        row.pop("cpu_seconds", None)
+        for part in ("warmup_seconds", "predict_seconds", "cv_seconds"):
+            row[part] = 0.0
+        if row.get("status") == "ok":
+            row["fit_seconds"] = 0.75 * row["total_seconds"]
+            row["cv_seconds"] = 0.25 * row["total_seconds"] if i % 2 == 0 else 0.0
+        path.write_text(json.dumps(row))
+        rows.append(row)
+    ok = [r for r in rows if r.get("status") == "ok"]
+    first = min(r["split"] for r in ok)
+    family = ok[0]["family"]
+    cv = Speedup(name="x", family=family, params={}, before="2999-01-01", factor=2.0, measured="m", part="cv")
+    plain, faster = entry_cost(tmp_path, name, 1), entry_cost(tmp_path, name, 1, (cv,))
+    with_cv = [r for r in ok if r["family"] == family and r["cv_seconds"] > 0]
+    assert with_cv and len(with_cv) < len([r for r in ok if r["family"] == family])
+    assert faster["today_seconds"] == pytest.approx(
+        plain["full_seconds"] - sum(r["cv_seconds"] for r in with_cv if r["split"] == first) / 2)
+    assert faster["speedups_used"] == {"x": len(with_cv)}
 
 
 def test_a_malformed_speedup_is_a_clear_input_error(tmp_path):

@@ -80,7 +80,8 @@ class Speedup:
         return (row.get("family") == self.family and bool(started) and started < self.before
                 and int(row.get("n_train") or 0) >= self.min_train
                 and int(row.get("n_features") or 0) >= self.min_features
-                and all(params.get(k) in vals for k, vals in self.params.items()))
+                and all(params.get(k) in vals for k, vals in self.params.items())
+                and (self.part != "cv" or float(row.get("cv_seconds") or 0.0) > 0.0))  # "cv": rows with a CV
 
 
 class _SpeedupEntry(BaseModel):

@@ -22,7 +22,8 @@ to it (:class:`Speedup`: a family's faster default or a faster path of the same 
 named by family, parameter values, training size and the time the change landed; the factor is a ratio measured in
 one run, its conservative end, and its source is printed under the table). A speedup divides the row's whole time or, with
 ``part: fit``, its final fit only (where its CV's fits are too small for the change, or it is not measured there),
-or with ``part: cv`` its CV only (a faster way through the grid); several apply one after the other. The factors are measured ratios applied to rows, not re-runs.
+or with ``part: cv`` its CV only (a faster way through the grid); several apply one after the other. The factors
+are measured ratios applied to rows, not re-runs.
 """
 from __future__ import annotations
 
@@ -63,15 +64,12 @@ class Speedup:
         ``shared`` the CV its cell shares; what earlier speedups left of either); 0 when it does not apply. With
         ``part: fit``, the final fit's share of the row's own time (none of a shared CV); with ``part: cv``, its own
         CV's share of its own time, or all of a shared CV."""
-        if not self.applies(row):
+        if not self.applies(row) or (shared and self.part == "fit"):
             return 0.0
-        if self.part in ("fit", "cv") and not (shared and self.part == "cv"):
-            if shared:
-                return 0.0
+        if not shared and self.part != "run":  # the named part's share of the row's own time
             own, shared_cv = run_parts(row)
-            timed = float(row.get("fit_seconds") or 0.0) if self.part == "fit" else \
-                (0.0 if shared_cv else float(row.get("cv_seconds") or 0.0))
-            seconds *= min(1.0, timed / own) if own > 0 else 0.0
+            part = row.get("fit_seconds") if self.part == "fit" else (None if shared_cv else row.get("cv_seconds"))
+            seconds *= min(1.0, float(part or 0.0) / own) if own > 0 else 0.0
         return seconds * (1.0 - 1.0 / self.factor)
 
     def applies(self, row: dict[str, Any]) -> bool:

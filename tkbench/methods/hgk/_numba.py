@@ -22,15 +22,15 @@ a leaf's loops took four features per pass over the row ((x_j - z_j)^2 summed di
   outputs, A: m' x outputs), by Lemma 4.1 from the root down, without storing any m x m' matrix; or, given the
   targets, the least-squares risk and its gradient in that same single pass; :func:`tree_gradient_symmetric`
   the same contraction with Z = X from the upper triangle (half the work: the refit objective's K11 term);
-- :func:`propose_path`: the annealing step on stored blocks (one weight changed: one factor per node on the path);
-  :func:`propose_path32` the same on float32 blocks.
+- :func:`propose_path`: the annealing step on stored blocks (one weight changed: one factor per node on the path),
+  in the blocks' precision (float64 or float32).
 """
 from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 CHUNK = 16  # rows per scratch allocation
 
@@ -120,7 +120,7 @@ def fast_exp(x):
 
 
 # The same in single precision, for the annealing proposals on float32 blocks (``annealing_dtype="float32"``,
-# :func:`propose_path32`): 8 lanes per AVX2 vector instead of 4 and a polynomial of degree 7 (remainder below
+# :func:`propose_path`): 8 lanes per AVX2 vector instead of 4 and a polynomial of degree 7 (remainder below
 # 0.347^8 / 8! = 5e-9 relative, under float32's half ulp of 6e-8); ln 2 split as Cephes' expf does (the high part
 # 0.693359375 has 9 significant bits, so k ln2_hi is exact for |k| < 2^15); rounding by adding 1.5 * 2^23.
 # Within about three float32 ulps (2e-7 relative) for -87 <= x <= 0; below -87 it returns 0 (the true value is
@@ -506,6 +506,31 @@ def tree_gradient_symmetric(X, Xt, kind, start, stop, items, woff, w, V, A):
     return out
 
 
+def _exp_of(x):
+    """exp(x) in the precision of x: :func:`fast_exp` for a float64, :func:`fast_exp32` for a float32 (compiled code
+    only; the choice is made at compile time, by type)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_exp_of, jit_options={"cache": True})
+def _exp_of_impl(x):
+    if x == types.float32:
+        return lambda x: fast_exp32(x)
+    return lambda x: fast_exp(x)
+
+
+def _as_type_of(value, like):
+    """``value`` converted to the float type of ``like`` (compiled code only)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_as_type_of, jit_options={"cache": True})
+def _as_type_of_impl(value, like):
+    if like == types.float32:
+        return lambda value, like: np.float32(value)
+    return lambda value, like: np.float64(value)
+
+
 @njit(parallel=True, cache=True, fastmath=True)
 def propose_path(K, active, path, wsq, is_leaf, change, xcol, zcol, child, alpha):
     """The path's new kernels in the inactive buffers, and F = K_top_new @ alpha (alpha: columns x outputs).
@@ -513,7 +538,11 @@ def propose_path(K, active, path, wsq, is_leaf, change, xcol, zcol, child, alpha
     Level 0 is the node that owns the changed weight: a leaf gets K *= exp(-change (x_j - z_j)^2) (xcol, zcol:
     feature j), an inner node K *= exp(-2 change (1 - K_child)); each ancestor at level l gets
     K *= exp(-2 wsq[l] (K_old - K_new)) of the level below (Eqs. (4) and (7): the exponents are sums, so a change
-    of one term is one factor)."""
+    of one term is one factor).
+
+    In the blocks' precision: on float32 blocks (``annealing_dtype="float32"``) the factors are computed in float32
+    (:func:`fast_exp32`; ``xcol``, ``zcol`` then float32, ``change`` and ``wsq`` rounded to it), on float64 blocks
+    in float64 (:func:`fast_exp`); F = K_top_new @ alpha is summed in float64 either way (``alpha``: float64)."""
     m, mp = K.shape[2], K.shape[3]
     n_out = alpha.shape[1]
     depth = path.shape[0]
@@ -522,6 +551,9 @@ def propose_path(K, active, path, wsq, is_leaf, change, xcol, zcol, child, alpha
     n0 = path[0]
     a0 = active[n0]
     ac = active[child] if child >= 0 else 0
+    one = _as_type_of(1.0, K[0, 0, 0, 0])
+    c1 = _as_type_of(change, one)
+    c2 = _as_type_of(2.0 * change, one)
     for u in prange(m):
         old = K[a0, n0, u]
         new = K[1 - a0, n0, u]
@@ -529,65 +561,19 @@ def propose_path(K, active, path, wsq, is_leaf, change, xcol, zcol, child, alpha
             xu = xcol[u]
             for v in range(mp):
                 d = xu - zcol[v]
-                new[v] = old[v] * fast_exp(-change * d * d)
+                new[v] = old[v] * _exp_of(-c1 * d * d)
         else:
             kc = K[ac, child, u]
             for v in range(mp):
-                new[v] = old[v] * fast_exp(-2.0 * change * (1.0 - kc[v]))
+                new[v] = old[v] * _exp_of(-c2 * (one - kc[v]))
         for level in range(1, depth):
             p = path[level]
             ap = active[p]
             parent_old = K[ap, p, u]
             parent_new = K[1 - ap, p, u]
-            a = 2.0 * wsq[level]
+            a = _as_type_of(2.0 * wsq[level], one)
             for v in range(mp):
-                parent_new[v] = parent_old[v] * fast_exp(-a * (old[v] - new[v]))
-            old = parent_old
-            new = parent_new
-        for c in range(n_out):
-            ac_ = At[c]
-            s = 0.0
-            for v in range(mp):
-                s += new[v] * ac_[v]
-            f[u, c] = s
-    return f
-
-
-@njit(parallel=True, cache=True, fastmath=True)
-def propose_path32(K, active, path, wsq, is_leaf, change, xcol, zcol, child, alpha):
-    """:func:`propose_path` on float32 blocks (``annealing_dtype="float32"``): the factors in float32
-    (:func:`fast_exp32`), F = K_top_new @ alpha summed in float64. ``xcol``, ``zcol``: float32; ``wsq``, ``change``,
-    ``alpha``: float64 (rounded to float32 here)."""
-    m, mp = K.shape[2], K.shape[3]
-    n_out = alpha.shape[1]
-    depth = path.shape[0]
-    At = np.ascontiguousarray(alpha.T)
-    f = np.zeros((m, n_out))
-    n0 = path[0]
-    a0 = active[n0]
-    ac = active[child] if child >= 0 else 0
-    c1 = np.float32(change)
-    c2 = np.float32(2.0 * change)
-    for u in prange(m):
-        old = K[a0, n0, u]
-        new = K[1 - a0, n0, u]
-        if is_leaf:
-            xu = xcol[u]
-            for v in range(mp):
-                d = xu - zcol[v]
-                new[v] = old[v] * fast_exp32(-c1 * d * d)
-        else:
-            kc = K[ac, child, u]
-            for v in range(mp):
-                new[v] = old[v] * fast_exp32(-c2 * (_ONE_32 - kc[v]))
-        for level in range(1, depth):
-            p = path[level]
-            ap = active[p]
-            parent_old = K[ap, p, u]
-            parent_new = K[1 - ap, p, u]
-            a = np.float32(2.0 * wsq[level])
-            for v in range(mp):
-                parent_new[v] = parent_old[v] * fast_exp32(-a * (old[v] - new[v]))
+                parent_new[v] = parent_old[v] * _exp_of(-a * (old[v] - new[v]))
             old = parent_old
             new = parent_new
         for c in range(n_out):

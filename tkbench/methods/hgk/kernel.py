@@ -339,7 +339,7 @@ class BlockState:
 
     ``dtype`` float32 (``annealing_dtype="float32"`` of the estimators; not the paper's) holds the blocks in single
     precision: half the memory, and the proposals' factors computed 8 to an AVX2 vector
-    (:func:`~tkbench.methods.hgk._numba.propose_path32`; F still summed in float64). The blocks are then exact to
+    (:func:`~tkbench.methods.hgk._numba.propose_path` in the blocks' precision; F still summed in float64). The blocks are then exact to
     about 1e-7 relative after a refresh, and each committed step on a path multiplies in one more rounding of about
     2e-7; only the annealing's choices see them: the weights it returns are used in double precision.
     """
@@ -381,7 +381,7 @@ class BlockState:
         return self.K[self.active[root], root]
 
     def _run(self, index: int, value: float, alpha: np.ndarray) -> np.ndarray:
-        from tkbench.methods.hgk._numba import propose_path, propose_path32
+        from tkbench.methods.hgk._numba import propose_path
 
         node, k = self.owner[index]
         old = self.weights[index]
@@ -399,8 +399,7 @@ class BlockState:
             child = self.index[id(node.children[k])]
             xcol = zcol = np.zeros(1)
         path_arr = np.array(path, dtype=np.int64)
-        propose = propose_path if self.dtype == np.float64 else propose_path32
-        f = propose(self.K, self.active, path_arr, np.array(wsq), node.is_leaf, value * value - old * old,
+        f = propose_path(self.K, self.active, path_arr, np.array(wsq), node.is_leaf, value * value - old * old,
                     np.ascontiguousarray(xcol, self.dtype), np.ascontiguousarray(zcol, self.dtype), child, alpha)
         self._pending = (index, float(value), path_arr)
         return f

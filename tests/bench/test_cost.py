@@ -485,3 +485,42 @@ def test_the_roughest_basis_prices_the_planned_cv_when_the_rows_had_another_grid
     other = [dict(r, spec=dict(r["spec"], params={**r["spec"]["params"], "tol": 0.5})) for r in basis]
     est = estimate(plan, other)[("gas_turbine", "tk_fw_cv4000")]
     assert "CV as" not in est.basis and est.seconds == pytest.approx(basis[0]["total_seconds"])
+
+
+def test_measured_speedups_price_the_rows_they_apply_to_at_todays_speed(write_config, tmp_path):
+    """A speedup of docs/reproduction.yaml that applies to a cell's rows (the family, started before the change)
+    divides their price, as COST.md's today's defaults do; one that landed before the rows ran changes nothing; the
+    dry run reads the project's speedups and its basis says how many rows it priced at today's speed."""
+    from tkbench.bench.speedups import Speedup
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 2
+    exp = load_config(write_config(cfg))
+    run_experiment(exp, out_dir=tmp_path / "results" / "a", n_jobs=1, progress=False)
+    cfg["protocol"]["splits"] = 4
+    pending = [s for s in make_plan(load_config(write_config(cfg, "b.yaml"))) if s.split >= 2]
+    rows = finished_rows(tmp_path / "results" / "b", tmp_path / "results")
+    svm = [r for r in rows if r["method"] == "svm"]
+    family = svm[0]["family"]
+
+    def faster(before, factor=4.0):
+        return Speedup(name="x", family=family, params={}, before=before, factor=factor, measured="m")
+
+    plain = estimate(pending, rows)[("liver", "svm")]
+    today = estimate(pending, rows, (faster("2999-01-01"),))[("liver", "svm")]
+    assert today.seconds == pytest.approx(plain.seconds / 4)
+    assert today.basis == "same runs; 2 at today's speed" and plain.basis == "same runs"
+    assert estimate(pending, rows, (faster("2999-01-01"),))[("liver", "rf")].seconds == pytest.approx(
+        estimate(pending, rows)[("liver", "rf")].seconds)  # another family: as it ran
+    landed_before = estimate(pending, rows, (faster("2000-01-01"),))[("liver", "svm")]
+    assert landed_before.seconds == plain.seconds and landed_before.basis == "same runs"
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "reproduction.yaml").write_text(
+        f"speedups:\n  - {{name: x, family: {family}, params: {{}}, before: '2999-01-01', factor: 4.0, "
+        "measured: m}\n")
+    console = Console(record=True, width=250)
+    run_experiment(load_config(write_config(cfg, "b.yaml")), out_dir=tmp_path / "results" / "b", dry_run=True,
+                   console=console, progress=False)
+    text = " ".join(console.export_text().split())
+    assert "2 rows, same runs; 2 at today's speed" in text

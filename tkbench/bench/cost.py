@@ -46,7 +46,9 @@ of the runs one after another (divide by the workers of a parallel sweep). A row
 (:func:`quiet_factor`): a run that shared its cores with other sweeps took longer on the wall clock than its own
 work, and for a run on one thread its CPU time is about its wall clock on a quiet machine (on more threads, an upper
 bound on it). Older rows, and rows made on another machine, carry the times they ran with: the estimate is a plan,
-not a promise.
+not a promise. A change that made the same runs faster since they ran, measured and recorded in the project's
+docs/reproduction.yaml (``speedups:``, :mod:`tkbench.bench.speedups`), prices the "same runs" and "same method, other
+data" rows it applies to at today's speed, as COST.md does (since 2026-12-04), and the basis says how many.
 """
 from __future__ import annotations
 
@@ -174,8 +176,24 @@ def finished_rows(out: Path, root: Path | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[str, str], Estimate | None]:
-    """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None."""
+def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple[Any, ...] = ()
+             ) -> dict[tuple[str, str], Estimate | None]:
+    """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None.
+
+    ``speedups`` (:func:`tkbench.bench.speedups.project_speedups`: the measured speedups of the code since rows ran)
+    price a row of the same runs or of the same method on other data at today's speed, as COST.md's *today's
+    defaults* do (since 2026-12-04; before, a cell whose rows predate a faster path was priced at the old speed,
+    e.g. paper 002's SVM at 32 hours where its rows on the path ran 1.5x faster); the basis then says how many of
+    its rows were so priced. The bases from rows of other settings (another grid, the same family and size) price
+    their parts as the rows ran: they are rougher estimates already."""
+    def priced(r: dict[str, Any], quiet: float) -> _Price:
+        pair = _pair(r, quiet)
+        if not speedups:
+            return pair
+        today = _Price((today_seconds(r, pair[0], False, speedups), today_seconds(r, pair[1], True, speedups)),
+                       pair.clocked)
+        today.faster = tuple(today) != tuple(pair)
+        return today
     exact: dict[str, list[_Price]] = {}
     regrid: dict[str, list[_Price]] = {}  # (seconds without any CV, one fit's seconds)
     # (pair, the row's settings, (seconds without any CV, one fit's seconds))
@@ -220,17 +238,17 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
             if not (near or same_cell):  # a row of no use to this plan: its times are not read
                 continue
             quiet = quiet_factor(r)
-            pair = _pair(r, quiet)
+            pair = priced(r, quiet)
             if near:
                 spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
                 other_data.setdefault(_method_identity(spec), []).append((pair, n, spec.label, r.get("n_classes")))
             if not same_cell:
                 continue
             spec = spec or _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
-            shared = pair[1]
             exact.setdefault(_identity(spec), []).append(pair)  # the cell: same data, method, grid, protocol
-            own_cv = 0.0 if shared else float(r.get("cv_seconds") or 0.0) * quiet
-            bare = max(pair[0] - own_cv, 0.0)
+            ran = _pair(r, quiet) if speedups else pair  # the parts as the row ran them
+            own_cv = 0.0 if ran[1] else float(r.get("cv_seconds") or 0.0) * quiet
+            bare = max(ran[0] - own_cv, 0.0)
             fit = r.get("fit_seconds")
             unit = float(fit) * quiet if isinstance(fit, int | float) and fit >= 0 else bare
             regrid.setdefault(_rough(spec, params=True), []).append(_Price((bare, unit), pair.clocked))
@@ -241,6 +259,9 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     def made(pairs, basis, spec):
         cvs = [c for _, c in pairs if c > 0.0]
         once = statistics.median(cvs) if cvs and spec.tuning else 0.0
+        faster = sum(p.faster for p in pairs)
+        if faster:
+            basis += f"; {faster} at today's speed"
         return Estimate(seconds=statistics.median(f for f, _ in pairs), n_rows=len(pairs), basis=basis, shared_cv=once,
                         unclocked=_unclocked(pairs))
 
@@ -308,6 +329,15 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]]) -> dict[tuple[s
     return out
 
 
+def today_seconds(row: dict[str, Any], seconds: float, shared: bool, speedups: tuple[Any, ...]) -> float:
+    """``seconds`` of ``row`` (its own time, or with ``shared`` the CV its cell shares) at today's speed: each
+    of ``speedups`` (:class:`tkbench.bench.speedups.Speedup`) that applies takes its share of what the ones before
+    it left."""
+    for sp in speedups:
+        seconds -= sp.saved(row, seconds, shared)
+    return seconds
+
+
 def quiet_factor(r: dict[str, Any]) -> float:
     """The factor from a row's wall-clock seconds to its price: its CPU time over its wall clock where the row
     records both and the CPU time is the smaller (a run slowed by other work on its cores), else 1."""
@@ -367,10 +397,12 @@ class _Price(tuple):
     how many of a cell's basis rows are such)."""
 
     clocked: bool
+    faster: bool  # priced at today's speed, below the row's own (a measured speedup applies to it)
 
     def __new__(cls, values: tuple[float, float], clocked: bool) -> _Price:
         price = super().__new__(cls, values)
         price.clocked = bool(clocked)
+        price.faster = False
         return price
 
 
@@ -435,7 +467,7 @@ ORDERS = ("plan", "cheap-first")
 
 
 def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = None,
-                         rows: list[dict[str, Any]] | None = None
+                         rows: list[dict[str, Any]] | None = None, speedups: tuple[Any, ...] = ()
                          ) -> tuple[list[RunSpec], list[tuple[tuple[str, str], float | None]]]:
     """``tkbench run --order cheap-first``: the runs of ``pending`` with each (dataset, method) cell's runs kept
     together in plan order, the cells sorted by their estimated seconds left (shortest first: of a sweep stopped
@@ -444,11 +476,11 @@ def cheapest_cells_first(pending: list[RunSpec], out: Path, root: Path | None = 
     CV's own measured pace where its checkpoints have one (:func:`shared_cv_progress`). Cells with no estimate
     (no finished row of the same runs or of the same family and size) come last, in plan order. ``rows``: the
     finished rows to price from, when the caller has read them (:func:`finished_rows` of ``out`` and ``root``
-    otherwise). Returns the runs and the cells in their new order with their seconds (None: no estimate). The
-    order changes no result: every run is seeded from the config alone."""
+    otherwise); ``speedups``: as for :func:`estimate`. Returns the runs and the cells in their new order with their
+    seconds (None: no estimate). The order changes no result: every run is seeded from the config alone."""
     if rows is None and pending:
         rows = finished_rows(out, root)
-    costs = estimate(pending, rows) if pending else {}
+    costs = estimate(pending, rows, speedups) if pending else {}
     cells: dict[tuple[str, str], list[RunSpec]] = {}
     for s in pending:
         cells.setdefault((s.label, s.method), []).append(s)

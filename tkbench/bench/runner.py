@@ -272,8 +272,9 @@ def _order_cheap_first(console: Console, pending: list[RunSpec], out: Path, root
     ``rows`` when given) and say which cells come first and how many have no estimate (they run last). Returns the
     ordered runs."""
     from tkbench.bench.cost import cheapest_cells_first
+    from tkbench.bench.speedups import project_speedups
 
-    ordered, cells = cheapest_cells_first(pending, out, root, rows=rows)
+    ordered, cells = cheapest_cells_first(pending, out, root, rows=rows, speedups=project_speedups(root))
     if cells:
         first = ", ".join(f"{ds}/{m} ({'?' if sec is None else f'{sec / 60:.2g} min'})"
                           for (ds, m), sec in cells[:shown])
@@ -472,6 +473,7 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     run key finished elsewhere) and left to compute, priced from ``rows`` (the finished rows; read from ``out``
     and ``root`` when not given)."""
     from tkbench.bench.cost import estimate, finished_rows, shared_cv_progress
+    from tkbench.bench.speedups import project_speedups
 
     table = Table(title=f"plan -> {out}")
     columns = ("dataset", "method", "runs", "done", "reusable", "to run", "s / run", "hours left", "estimated from")
@@ -480,7 +482,7 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     pending_keys = {s.key for s in pending}
     if rows is None and pending:
         rows = finished_rows(out, root)
-    costs = estimate([s for s in pending if s.key not in reusable], rows) if pending else {}
+    costs = estimate([s for s in pending if s.key not in reusable], rows, project_speedups(root)) if pending else {}
     hours, unknown = 0.0, 0
     by_method: dict[str, list[float]] = {}  # method -> [runs left, hours, cells left, cells without an estimate]
     cells: dict[tuple[str, str], list[int]] = {}

@@ -357,3 +357,17 @@ def test_a_malformed_speedup_is_a_clear_input_error(tmp_path):
         with pytest.raises(InputError, match=field) as err:
             load_speedups(tmp_path)
         assert "reproduction.yaml: speedups[0]" in str(err.value)
+
+
+def test_a_reproduction_index_that_is_not_a_mapping_is_a_clear_input_error(tmp_path):
+    """The dry run reads docs/reproduction.yaml's speedups: a file that is a list, not a mapping, is an InputError
+    naming it, not a traceback."""
+    import pytest
+
+    from tkbench.bench.speedups import load_speedups
+    from tkbench.errors import InputError
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "reproduction.yaml").write_text("- speedups\n")
+    with pytest.raises(InputError, match=r"reproduction.yaml: expected a mapping .* got list"):
+        load_speedups(tmp_path)

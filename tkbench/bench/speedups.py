@@ -82,6 +82,8 @@ def load_speedups(root: Path) -> tuple[Speedup, ...]:
     if not path.is_file():
         return ()
     doc = load_yaml(path, "reproduction index") or {}
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a mapping with a speedups: list, got {type(doc).__name__}")
     items = doc.get("speedups") or []
     if not isinstance(items, list):
         raise InputError(f"{path}: speedups: expected a list of {{name, family, params, before, factor, measured, "

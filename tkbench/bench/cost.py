@@ -47,8 +47,8 @@ of the runs one after another (divide by the workers of a parallel sweep). A row
 work, and for a run on one thread its CPU time is about its wall clock on a quiet machine (on more threads, an upper
 bound on it). Older rows, and rows made on another machine, carry the times they ran with: the estimate is a plan,
 not a promise. A change that made the same runs faster since they ran, measured and recorded in the project's
-docs/reproduction.yaml (``speedups:``, :mod:`tkbench.bench.speedups`), prices the "same runs" and "same method, other
-data" rows it applies to at today's speed, as COST.md does (since 2026-12-04), and the basis says how many.
+docs/reproduction.yaml (``speedups:``, :mod:`tkbench.bench.speedups`), prices the rows it applies to at today's
+speed where a basis takes a row whole, as COST.md does (since 2026-12-04), and the basis says how many.
 """
 from __future__ import annotations
 
@@ -181,18 +181,17 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple
     """Per (dataset label, method) cell of ``pending``: the estimated seconds of one of its runs, or None.
 
     ``speedups`` (:func:`tkbench.bench.speedups.project_speedups`: the measured speedups of the code since rows ran)
-    price a row of the same runs or of the same method on other data at today's speed, as COST.md's *today's
-    defaults* do (since 2026-12-04; before, a cell whose rows predate a faster path was priced at the old speed,
-    e.g. paper 002's SVM at 32 hours where its rows on the path ran 1.5x faster); the basis then says how many of
-    its rows were so priced. The bases from rows of other settings (another grid, the same family and size) price
-    their parts as the rows ran: they are rougher estimates already."""
-    def priced(r: dict[str, Any], quiet: float) -> _Price:
-        pair = _pair(r, quiet)
+    price a row taken whole (same runs, same method on other data, same family and size as it ran) at today's
+    speed, as COST.md's *today's defaults* do (since 2026-12-04; before, a cell whose rows predate a faster path
+    was priced at the old speed, e.g. paper 002's SVM at 32 hours where its rows on the path ran 1.5x faster); the
+    basis then says how many of its rows were so priced. A row taken apart (another grid: its run without its CV
+    plus the planned CV's fits) keeps its parts as it ran: a speedup names a share of a row's time, not of a fit."""
+    def at_today(r: dict[str, Any], ran: _Price) -> _Price:
         if not speedups:
-            return pair
-        today = _Price((today_seconds(r, pair[0], False, speedups), today_seconds(r, pair[1], True, speedups)),
-                       pair.clocked)
-        today.faster = tuple(today) != tuple(pair)
+            return ran
+        today = _Price((today_seconds(r, ran[0], False, speedups), today_seconds(r, ran[1], True, speedups)),
+                       ran.clocked)
+        today.faster = tuple(today) != tuple(ran)
         return today
     exact: dict[str, list[_Price]] = {}
     regrid: dict[str, list[_Price]] = {}  # (seconds without any CV, one fit's seconds)
@@ -238,7 +237,8 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple
             if not (near or same_cell):  # a row of no use to this plan: its times are not read
                 continue
             quiet = quiet_factor(r)
-            pair = priced(r, quiet)
+            ran = _pair(r, quiet)  # the parts as the row ran them
+            pair = at_today(r, ran)
             if near:
                 spec = _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
                 other_data.setdefault(_method_identity(spec), []).append((pair, n, spec.label, r.get("n_classes")))
@@ -246,7 +246,6 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple
                 continue
             spec = spec or _as_stored(RunSpec.from_dict(r["spec"]), r.get("key"))
             exact.setdefault(_identity(spec), []).append(pair)  # the cell: same data, method, grid, protocol
-            ran = _pair(r, quiet) if speedups else pair  # the parts as the row ran them
             own_cv = 0.0 if ran[1] else float(r.get("cv_seconds") or 0.0) * quiet
             bare = max(ran[0] - own_cv, 0.0)
             fit = r.get("fit_seconds")

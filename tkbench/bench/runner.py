@@ -181,13 +181,15 @@ def run_experiment(
                               "run would stop here", markup=False, highlight=False)
         _print_kept_failed(console, _kept_failed(plan, store, force, skip_failed), dry_run)
         from tkbench.bench.cost import finished_rows
+        from tkbench.bench.speedups import project_speedups
 
         root = default_out_dir(exp).absolute().parent
         priced = finished_rows(out, root) if pending else []  # read once: the plan's prices and the order's
-        _print_plan(console, plan, pending, out, adopted, root, rows=priced)
+        faster = project_speedups(root)  # likewise the measured speedups they are priced with
+        _print_plan(console, plan, pending, out, adopted, root, rows=priced, speedups=faster)
         if order == "cheap-first":
             _order_cheap_first(console, [s for s in pending if s.key not in adopted], out, root, dry_run,
-                               rows=priced)
+                               rows=priced, speedups=faster)
         gate = get_kind(exp.kind).gate(exp, plan)
         if gate is not None:
             gate.note_rows(store.rows())
@@ -267,14 +269,16 @@ def _print_kept_failed(console: Console, kept: int, dry_run: bool) -> None:
 
 
 def _order_cheap_first(console: Console, pending: list[RunSpec], out: Path, root: Path, dry_run: bool,
-                       shown: int = 6, rows: list[dict[str, Any]] | None = None) -> list[RunSpec]:
+                       shown: int = 6, rows: list[dict[str, Any]] | None = None,
+                       speedups: tuple[Any, ...] | None = None) -> list[RunSpec]:
     """``--order cheap-first``: order ``pending`` (:func:`tkbench.bench.cost.cheapest_cells_first`, priced from
-    ``rows`` when given) and say which cells come first and how many have no estimate (they run last). Returns the
+    ``rows`` and ``speedups`` when given, else from ``root``'s) and say which cells come first and how many have no estimate (they run last). Returns the
     ordered runs."""
     from tkbench.bench.cost import cheapest_cells_first
     from tkbench.bench.speedups import project_speedups
 
-    ordered, cells = cheapest_cells_first(pending, out, root, rows=rows, speedups=project_speedups(root))
+    speedups = project_speedups(root) if speedups is None else speedups
+    ordered, cells = cheapest_cells_first(pending, out, root, rows=rows, speedups=speedups)
     if cells:
         first = ", ".join(f"{ds}/{m} ({'?' if sec is None else f'{sec / 60:.2g} min'})"
                           for (ds, m), sec in cells[:shown])
@@ -468,10 +472,11 @@ def _log_line(summary: dict[str, Any], done: int, total: int) -> str:
 
 
 def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], out: Path,
-                reusable: set[str], root: Path | None = None, rows: list[dict[str, Any]] | None = None) -> None:
+                reusable: set[str], root: Path | None = None, rows: list[dict[str, Any]] | None = None,
+                speedups: tuple[Any, ...] | None = None) -> None:
     """The dry run's table: per (dataset, method), runs planned, done here, to be taken over with --reuse (same
     run key finished elsewhere) and left to compute, priced from ``rows`` (the finished rows; read from ``out``
-    and ``root`` when not given)."""
+    and ``root`` when not given) at today's speed (``speedups``; ``root``'s project's when not given)."""
     from tkbench.bench.cost import estimate, finished_rows, shared_cv_progress
     from tkbench.bench.speedups import project_speedups
 
@@ -482,7 +487,9 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     pending_keys = {s.key for s in pending}
     if rows is None and pending:
         rows = finished_rows(out, root)
-    costs = estimate([s for s in pending if s.key not in reusable], rows, project_speedups(root)) if pending else {}
+    if speedups is None:
+        speedups = project_speedups(root)
+    costs = estimate([s for s in pending if s.key not in reusable], rows, speedups) if pending else {}
     hours, unknown = 0.0, 0
     by_method: dict[str, list[float]] = {}  # method -> [runs left, hours, cells left, cells without an estimate]
     cells: dict[tuple[str, str], list[int]] = {}

@@ -18,12 +18,12 @@ the first ones by split (where a config ran more draws than the paper, the rest 
 
 *Today's defaults* (issue 50: the full protocol's hours before and after the issue): the same estimate with each
 row's time divided by the measured factor of every speedup of docs/reproduction.yaml's ``speedups:`` that applies
-to it (:class:`tkbench.bench.speedups.Speedup`: a family's faster default or a faster path of the same algorithm, the rows it applies to
-named by family, parameter values, training size and the time the change landed; the factor is a ratio measured in
-one run, its conservative end, and its source is printed under the table). A speedup divides the row's whole time or, with
-``part: fit``, its final fit only (where its CV's fits are too small for the change, or it is not measured there),
-or with ``part: cv`` its CV only (a faster way through the grid); several apply one after the other. The factors
-are measured ratios applied to rows, not re-runs.
+to it (:class:`tkbench.bench.speedups.Speedup`: a family's faster default or a faster path of the same algorithm,
+the rows it applies to named by family, parameter values, training size and the time the change landed; the factor
+is a ratio measured in one run, its conservative end, and its source is printed under the table). A speedup divides
+the row's whole time or, with ``part: fit``, its final fit only (where its CV's fits are too small for the
+change, or it is not measured there), or with ``part: cv`` its CV only (a faster way through the grid); several
+apply one after the other. The factors are measured ratios applied to rows, not re-runs.
 """
 from __future__ import annotations
 
@@ -141,11 +141,8 @@ def entry_cost(root: Path, config: str, paper_splits: int | None,
                 o * quiet_factor(r) for o, r in zip(own, rows, strict=True))
         return total
 
-    def today(row: dict[str, Any], seconds: float, shared: bool) -> float:
-        return today_seconds(row, seconds, shared, speedups)
-
     out["full_seconds"] = full()
-    out["today_seconds"] = full(today)
+    out["today_seconds"] = full(lambda row, seconds, shared: today_seconds(row, seconds, shared, speedups))
     for r in ok:
         for sp in speedups:
             if sp.applies(r):

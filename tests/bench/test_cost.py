@@ -524,3 +524,36 @@ def test_measured_speedups_price_the_rows_they_apply_to_at_todays_speed(write_co
                    console=console, progress=False)
     text = " ".join(console.export_text().split())
     assert "2 rows, same runs; 2 at today's speed" in text
+
+
+def test_a_speedup_prices_the_roughest_basis_rows_it_takes_whole_and_not_those_it_takes_apart(write_config):
+    """"Same family and size": a row taken whole (other parameters) is priced at today's speed like the closer
+    bases' rows, and the basis says so; a row taken apart (the same method at other grid points: its run without its
+    CV plus the planned CV's fits) keeps its parts as they ran, since a speedup names a share of a row's time."""
+    from tkbench.bench.speedups import Speedup
+
+    cfg = tiny_config(datasets=["liver"])
+    cfg["protocol"]["splits"] = 1
+    cfg["methods"] = [{"name": "planned", "family": "svm_rbf", "grid": {}, "params": {"C": 3.0, "gamma": 0.5}},
+                      {"name": "near", "family": "svm_rbf", "grid": {}, "params": {"C": 1.0, "gamma": 0.5}},
+                      {"name": "gridded", "family": "svm_rbf", "grid": {"C": [1.0, 10.0]}, "params": {"gamma": 0.5}}]
+    by = {s.method: s for s in make_plan(load_config(write_config(cfg)))}
+
+    def row(method, seconds, cv=0.0, fit=None):
+        return {"status": "ok", "key": method, "spec": by[method].to_dict(), "family": "svm_rbf",
+                "started_at": "2026-01-01T00:00:00", "total_seconds": seconds, "cv_seconds": cv,
+                "fit_seconds": seconds - cv if fit is None else fit}
+
+    faster = (Speedup(name="x", family="svm_rbf", params={}, before="2026-06-01", factor=5.0, measured="m"),)
+    whole = row("near", 500.0)
+    plain = estimate([by["planned"]], [whole])[("liver", "planned")]
+    today = estimate([by["planned"]], [whole], faster)[("liver", "planned")]
+    assert plain.basis == "same family and size; C differs" and plain.seconds == pytest.approx(500.0)
+    assert today.basis == "same family and size; C differs; 1 at today's speed"
+    assert today.seconds == pytest.approx(100.0)
+    # taken apart: "planned" has no grid, so the gridded row's run without its CV (10 s of 40) prices it, as it ran
+    apart = row("gridded", 40.0, cv=30.0, fit=2.0)
+    for speedups in ((), faster):
+        est = estimate([by["planned"]], [apart], speedups)[("liver", "planned")]
+        assert est.basis == "same family and size; C, grid differ; without their CV"
+        assert est.seconds == pytest.approx(10.0)

@@ -401,6 +401,25 @@ def test_rows_of_the_same_method_and_size_on_other_data_price_a_cell_before_othe
     est = estimate(pending, [uncapped, row("small", "planned", 9.0, 80, dataset="fake_small"), *pima])[cell]
     assert est.basis == "same method, other data (small; m = 80)" and est.seconds == pytest.approx(9.0)
 
+    # within 1.5x of the planned size, rows of the same method on other data price it scaled as m^3, after every
+    # row at its size and before the same family's rows of other settings on the same data
+    bigger = row("bigger", "planned", 21.97, 130, dataset="fake_bigger")  # (100 / 130)^3 = 0.455
+    est = estimate(pending, [same_data_other_settings, bigger, far])[cell]
+    assert est.basis == "same method, other data and size (bigger; m = 130 scaled to 100 as m^3)"
+    assert est.seconds == pytest.approx(21.97 * (100 / 130) ** 3) and est.n_rows == 1
+    assert estimate(pending, [bigger, near])[cell].basis == "same method, other data (near; m = 100)"
+    # the nearest size on a log scale (80 is nearer 100 than 130 is), of the same kind of task first
+    smaller = row("smaller", "planned", 4.0, 80, dataset="fake_smaller")
+    est = estimate(pending, [bigger, smaller])[cell]
+    assert est.basis == "same method, other data and size (smaller; m = 80 scaled to 100 as m^3)"
+    assert est.seconds == pytest.approx(4.0 * (100 / 80) ** 3)
+    multi_near = row("multi_near", "planned", 1.0, 115, n_classes=6, dataset="fake_multi_near")
+    assert estimate(pending, [same_data_other_settings, bigger, multi_near])[cell].basis.startswith("same method, other data and size (bigger;")
+    assert estimate(pending, [multi_near])[cell].basis.startswith("same method, other data and size (multi_near;")
+    # beyond 1.5x: not this basis
+    beyond = row("beyond", "planned", 1.0, 151, dataset="fake_beyond")
+    assert estimate(pending, [same_data_other_settings, beyond])[cell].basis == "same family and size; C differs"
+
 
 def test_a_row_is_priced_at_the_smaller_of_its_wall_clock_and_its_cpu_time():
     """A run slowed by other sweeps on its cores took longer on the wall clock than its own work: a row that records

@@ -17,6 +17,16 @@ found in the results folder and in every results folder beside it or under ``res
   and size". It comes before the next basis because one family's parameters can move the cost by orders of
   magnitude and the data, at one size, much less (the measured case: docs/protocol.md). The basis names the data
   the rows are from; the data's features and classes still change the cost (the estimate is a plan);
+- "same method, other data and size": failing those, rows of the same method on other data of another training
+  size within a factor of :data:`OTHER_SIZE` (1.5) of the planned one, the nearest size only (of the same kind of
+  task first), each scaled by (m / n)^:data:`SIZE_EXPONENT` (3: a dense kernel method's factorisations and solves,
+  which dominate its time at the sizes where an estimate matters). The basis names the data and both sizes ("same
+  method, other data and size (bank, higgs; m = 7000 scaled to 6000 as m^3)"). Added 2026-12-04: with no row of its
+  method at its size, paper 002's HGK_refit on cycle (6000 rows) was priced from the paper's objective's rows of
+  the same data (the next basis), 5230 s a run, while HGK_refit's own rows at 7000 rows cost 820-3900 s on 8-28
+  features: the objective moves the cost by 5-10x (docs/protocol.md), 17 % more rows by at most 1.6x, and the
+  scaling corrects the most of that. A cubic is on the high side when the rows are smaller than the planned run
+  (its O(m^2) kernel passes grow slower) and on the low side when larger;
 - "same family and size": failing those, rows of the same family and solver on the same data with the same
   training size (dataset, options, subsample, test fraction, size, features), whatever their parameters, grid or
   protocol, as they ran (their own CV included): the roughest guess, said so. Other parameters of one family
@@ -54,6 +64,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,13 +74,16 @@ from tkbench.bench.spec import RunSpec
 from tkbench.bench.store import ResultStore
 
 NOT_THE_CELL = ("split", "seed", "tuning", "schema")
+OTHER_SIZE = 1.5  # "same method, other data and size": rows within this factor of the planned training rows
+SIZE_EXPONENT = 3  # ... scaled by (planned rows / their rows) ** SIZE_EXPONENT
 
 
 @dataclass(frozen=True)
 class Estimate:
     seconds: float  # per run, its final fit (and its own CV when the CV is not shared)
     n_rows: int
-    basis: str  # "same runs" | "same method, other grid" | "same method, other data (...)" | "same family and size"
+    basis: str  # "same runs" | "same method, other grid" | "same method, other data (...)" | "same method, other data
+    #             and size (...)" | "same family and size"
     shared_cv: float = 0.0  # a CV shared by the cell's splits, paid once by the cell's first run
     unclocked: int = 0  # of the n_rows, those that record no CPU time: priced at their wall clock, busy or quiet
 
@@ -232,7 +246,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple
         try:
             spec = None
             n, sizes = r.get("n_train"), sizes_of.get(r["spec"].get("family"), ())
-            near = isinstance(n, int) and any(abs(n - m) <= 0.1 * m for m in sizes)
+            near = isinstance(n, int) and n > 0 and any(m / OTHER_SIZE <= n <= m * OTHER_SIZE for m in sizes)
             same_cell = (r["spec"].get("dataset"), r["spec"].get("family")) in wanted
             if not (near or same_cell):  # a row of no use to this plan: its times are not read
                 continue
@@ -292,14 +306,26 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple
             def apart(n, k, m=m, mine=mine):
                 return (mine is not None and k is not None and (k > 2) != (mine > 2), abs(n - m))
 
-            elsewhere = [(pair, label, apart(n, k)) for pair, n, label, k in other_data.get(_method_identity(s), ())
-                         if abs(n - m) <= 0.1 * m and label != s.label]
+            others = [(pair, n, label, k) for pair, n, label, k in other_data.get(_method_identity(s), ())
+                      if label != s.label]
+            elsewhere = [(pair, label, apart(n, k)) for pair, n, label, k in others if abs(n - m) <= 0.1 * m]
             if elsewhere:
                 nearest = min(d for *_, d in elsewhere)
                 elsewhere = [(pair, label) for pair, label, d in elsewhere if d == nearest]
-                labels = sorted({label for _, label in elsewhere})
-                shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
-                out[cell] = made([p for p, _ in elsewhere], f"same method, other data ({shown}; m = {m})", s)
+                out[cell] = made([p for p, _ in elsewhere],
+                                 f"same method, other data ({_shown_labels(elsewhere)}; m = {m})", s)
+                continue
+            # another size within OTHER_SIZE: the nearest size (on a log scale) of the same kind of task, scaled
+            scaled = [(pair, n, label, (apart(n, k)[0], abs(math.log(n / m)))) for pair, n, label, k in others
+                      if m / OTHER_SIZE <= n <= m * OTHER_SIZE]
+            if scaled:
+                nearest = min(d for *_, d in scaled)
+                scaled = [(_scaled(pair, (m / n) ** SIZE_EXPONENT), n, label) for pair, n, label, d in scaled
+                          if d == nearest]
+                sizes = "/".join(str(n) for n in sorted({n for _, n, _ in scaled}))
+                out[cell] = made([p for p, _, _ in scaled],
+                                 f"same method, other data and size ({_shown_labels([(p, lb) for p, _, lb in scaled])}"
+                                 f"; m = {sizes} scaled to {m} as m^{SIZE_EXPONENT})", s)
                 continue
         near = rough.get(_rough(s))
         if not near:
@@ -403,6 +429,18 @@ class _Price(tuple):
         price.clocked = bool(clocked)
         price.faster = False
         return price
+
+
+def _scaled(price: _Price, factor: float) -> _Price:
+    """``price`` times ``factor`` (a row of another size priced at the planned size), keeping what it says."""
+    out = _Price((price[0] * factor, price[1] * factor), price.clocked)
+    out.faster = price.faster
+    return out
+
+
+def _shown_labels(pairs: list[tuple[Any, str]]) -> str:
+    labels = sorted({label for _, label in pairs})
+    return ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
 
 
 def _unclocked(prices: list[_Price]) -> int:

@@ -303,12 +303,13 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple
             # class), then the nearest training size
             mine = planned_classes.get(cell)
 
-            def apart(n, k, m=m, mine=mine):
-                return (mine is not None and k is not None and (k > 2) != (mine > 2), abs(n - m))
+            def other_kind(k, mine=mine):  # binary (or regression) against multi-class: one-vs-rest fits more
+                return mine is not None and k is not None and (k > 2) != (mine > 2)
 
             others = [(pair, n, label, k) for pair, n, label, k in other_data.get(_method_identity(s), ())
                       if label != s.label]
-            elsewhere = [(pair, label, apart(n, k)) for pair, n, label, k in others if abs(n - m) <= 0.1 * m]
+            elsewhere = [(pair, label, (other_kind(k), abs(n - m))) for pair, n, label, k in others
+                         if abs(n - m) <= 0.1 * m]
             if elsewhere:
                 nearest = min(d for *_, d in elsewhere)
                 elsewhere = [(pair, label) for pair, label, d in elsewhere if d == nearest]
@@ -316,7 +317,7 @@ def estimate(pending: list[RunSpec], rows: list[dict[str, Any]], speedups: tuple
                                  f"same method, other data ({_shown_labels(elsewhere)}; m = {m})", s)
                 continue
             # another size within OTHER_SIZE: the nearest size (on a log scale) of the same kind of task, scaled
-            scaled = [(pair, n, label, (apart(n, k)[0], abs(math.log(n / m)))) for pair, n, label, k in others
+            scaled = [(pair, n, label, (other_kind(k), abs(math.log(n / m)))) for pair, n, label, k in others
                       if m / OTHER_SIZE <= n <= m * OTHER_SIZE]
             if scaled:
                 nearest = min(d for *_, d in scaled)

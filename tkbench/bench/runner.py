@@ -185,7 +185,7 @@ def run_experiment(
 
         root = default_out_dir(exp).absolute().parent
         priced = finished_rows(out, root) if pending else []  # read once: the plan's prices and the order's
-        faster = project_speedups(root)  # likewise the measured speedups they are priced with
+        faster = project_speedups(root) if pending else ()  # likewise the speedups they are priced with
         _print_plan(console, plan, pending, out, adopted, root, rows=priced, speedups=faster)
         if order == "cheap-first":
             _order_cheap_first(console, [s for s in pending if s.key not in adopted], out, root, dry_run,
@@ -272,8 +272,8 @@ def _order_cheap_first(console: Console, pending: list[RunSpec], out: Path, root
                        shown: int = 6, rows: list[dict[str, Any]] | None = None,
                        speedups: tuple[Any, ...] | None = None) -> list[RunSpec]:
     """``--order cheap-first``: order ``pending`` (:func:`tkbench.bench.cost.cheapest_cells_first`, priced from
-    ``rows`` and ``speedups`` when given, else from ``root``'s) and say which cells come first and how many have no estimate (they run last). Returns the
-    ordered runs."""
+    ``rows`` and ``speedups`` when given, else from ``root``'s) and say which cells come first and how many have no
+    estimate (they run last). Returns the ordered runs."""
     from tkbench.bench.cost import cheapest_cells_first
     from tkbench.bench.speedups import project_speedups
 
@@ -539,8 +539,8 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
                       markup=False, highlight=False)
     elif left:
         console.print(f"estimated {hours:.3g} hours of runs one after another (divide by the workers), from finished "
-                      "rows of the same runs, the same method and size or the same family and size (this results "
-                      "folder, the ones beside it and results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
+                      "rows of the same runs, the same method at (or near, scaled) its size or the same family and size "
+                      "(this results folder, the ones beside it and results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
                       markup=False, highlight=False)
 
 

@@ -289,6 +289,16 @@ def test_cheap_first_runs_the_cells_with_the_least_time_left_first(write_config,
     assert sorted(s.key for s in ordered) == sorted(s.key for s in pending)
     assert [(s.label, s.method, s.split) for s in ordered[:4]] == [("waveform", "rf", 0), ("waveform", "rf", 1),
                                                                    ("waveform", "rf", 2), ("waveform", "svm", 0)]
+    bases = ("rows of the same runs, the same method at (or near, scaled) its size or the same family and size "
+             "(this results folder, the ones beside it and results/)")
+    for only, expected in ((None, f"estimated 0.0633 hours of runs one after another (divide by the workers), from "
+                                  f"finished {bases}; 2 cell(s) with no such rows are not counted"),  # 228 s; nn unpriced
+                           (["*/nn"], "no estimate of the time left: no finished rows of the same runs, the same "
+                                      "method at (or near, scaled) its size or the same family and size, in this "
+                                      "results folder, the ones beside it or results/")):
+        console = Console(record=True, width=400)  # the dry run's last line names the bases it priced from
+        run_experiment(exp, out_dir=out, dry_run=True, progress=False, console=console, only=only)
+        assert expected in " ".join(console.export_text().split()), console.export_text()
     console = Console(record=True, width=400)
     run_experiment(exp, out_dir=out, n_jobs=1, progress=False, console=console, order="cheap-first",
                    only=["*/rf", "*/svm"])

@@ -78,6 +78,10 @@ def default_out_dir(exp: Experiment) -> Path:
     return project_dir(exp.source) / "results" / exp.name
 
 
+# what the dry run prices a run from (tkbench.bench.cost.estimate), for its total line and its "no estimate" line
+_BASES = "the same runs, the same method at (or near, scaled) its size or the same family and size"
+
+
 def todo(plan: list[RunSpec], store: ResultStore, force: bool, skip_failed: bool = False) -> list[RunSpec]:
     """The runs of ``plan`` to compute: all with ``force``; else those without an ok row (nor, with
     ``skip_failed``, a failed one)."""
@@ -198,8 +202,9 @@ def run_experiment(
         whole = plan if only is None and splits is None else make_plan(exp)
         _print_saved_states(console, store, pending, whole)
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
-    check_requirements(exp, todo(plan, store, force, skip_failed))  # an optional extra missing: one error now (exit 2)
-    check_data(exp, todo(plan, store, force, skip_failed))  # bad data or sizes: one error now (exit 2), before any file is made
+    needed = todo(plan, store, force, skip_failed)
+    check_requirements(exp, needed)  # an optional extra missing: one error now (exit 2)
+    check_data(exp, needed)  # bad data or sizes: one error now (exit 2), before any file is made
     with store.lock():
         store.check_writable()  # a read-only or full folder: one error now, not after computing a run
         for path, problem in store.set_aside_damaged():  # never read again, never overwritten unseen
@@ -534,13 +539,12 @@ def _print_plan(console: Console, plan: list[RunSpec], pending: list[RunSpec], o
     reused = f"{len(reusable)} reusable, " if reusable else ""
     console.print(f"{len(plan)} runs, {len(plan) - len(pending)} done, {reused}{left} to run (dry run: nothing ran)")
     if left and unknown == sum(1 for c in cells.values() if c[2]):
-        console.print("no estimate of the time left: no finished rows of these runs, of the same method and size, or "
-                      "of the same family and size, in this results folder, the ones beside it or results/",
-                      markup=False, highlight=False)
+        console.print(f"no estimate of the time left: no finished rows of {_BASES}, in this results folder, the "
+                      "ones beside it or results/", markup=False, highlight=False)
     elif left:
+        uncounted = f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""
         console.print(f"estimated {hours:.3g} hours of runs one after another (divide by the workers), from finished "
-                      "rows of the same runs, the same method at (or near, scaled) its size or the same family and size "
-                      "(this results folder, the ones beside it and results/)" + (f"; {unknown} cell(s) with no such rows are not counted" if unknown else ""),
+                      f"rows of {_BASES} (this results folder, the ones beside it and results/){uncounted}",
                       markup=False, highlight=False)
 
 

@@ -22,6 +22,14 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     from threadpoolctl import threadpool_limits
 
     _BLAS_LIMIT = threadpool_limits(1)
+    # The same for numba's parallel loops (prange: HGK, TK, NKRR), which default to a thread per core and use the
+    # OpenMP layer here: two workers of two spinning threads on two cores made tests/methods/hgk on 2 workers take
+    # 413 s with the default and 63 s with one thread (measured 2026-12-05 beside two one-core sweeps). The
+    # tests that compare one and two threads set them themselves (set_num_threads, not NUMBA_NUM_THREADS, which
+    # would cap them).
+    import numba
+
+    numba.set_num_threads(1)
 
 
 def tiny_config(**overrides: Any) -> dict[str, Any]:

@@ -407,3 +407,30 @@ def test_fits_with_each_ridge_solve_equal_the_cholesky_fit(ridge_solve):
     assert b.objective_[0] == pytest.approx(a.objective_[0], rel=1e-10)
     np.testing.assert_allclose(b.predict(X[:20]), a.predict(X[:20]), rtol=1e-7, atol=1e-9)
     assert b.diagnostics()["n_factorisations"] < a.diagnostics()["n_factorisations"] or ridge_solve == "feature_map"
+
+
+@pytest.mark.parametrize("base", ["gaussian_feature", "library"])
+def test_a_runs_thread_budget_reaches_the_compiled_base_kernels(base):
+    """The family's warm-up gives NKRR's numba parallel loops the run's thread budget (threadpoolctl, which bounds
+    BLAS, does not reach them): a fit with the Gaussian or library bases then runs them on that many threads; before
+    any warm-up a fit leaves numba's own setting alone."""
+    numba = pytest.importorskip("numba")
+    from tkbench.methods import get_family
+    from tkbench.methods.nkrr import combination
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here")
+    before, budget = numba.get_num_threads(), combination._THREADS["budget"]
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(40, 3)), rng.normal(size=40)
+    try:
+        combination._THREADS["budget"] = None
+        numba.set_num_threads(2)
+        NKRRRegressor(base=base, max_iter=3).fit(X, y)
+        assert numba.get_num_threads() == 2
+        get_family("nkrr").warmup(1)
+        NKRRRegressor(base=base, max_iter=3).fit(X, y)
+        assert numba.get_num_threads() == 1
+    finally:
+        combination._THREADS["budget"] = budget
+        numba.set_num_threads(before)

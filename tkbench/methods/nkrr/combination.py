@@ -217,9 +217,30 @@ def _multisets(r: int, degree: int) -> tuple[np.ndarray, np.ndarray]:
     return index, coef
 
 
+_THREADS: dict[str, int | None] = {"budget": None}
+
+
+def set_thread_budget(threads: int) -> None:
+    """A run's thread budget (``protocol.blas_threads``, ``--threads``) for the compiled loops of the Gaussian and
+    library base kernels (numba parallel loops, a thread per core by default; threadpoolctl, which bounds BLAS,
+    does not reach them). Applied when such a base set is built, so that the linear bases, which need no compiled
+    code, do not load numba (the family's warm-up, :func:`tkbench.methods.nkrr.estimators._warmup`)."""
+    _THREADS["budget"] = max(1, int(threads))
+
+
+def _apply_thread_budget() -> None:
+    budget = _THREADS["budget"]
+    if budget is not None:
+        import numba
+
+        numba.set_num_threads(max(1, min(budget, numba.config.NUMBA_NUM_THREADS)))
+
+
 def make_base_kernels(base: str, X: np.ndarray, *, constant: bool = False, width: float = 1.0,
                       widths=(), degrees=(), per_feature: bool = True):
     """The base kernel set named ``base`` (one of :data:`BASES`) on the training rows X."""
+    if base != "linear_feature":
+        _apply_thread_budget()
     if base == "linear_feature":
         kernels = LinearFeatureKernels(X)
     elif base == "gaussian_feature":

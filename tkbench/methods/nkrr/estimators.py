@@ -389,6 +389,14 @@ def _compile() -> None:
         gaussian_feature_forms(Z, np.ones(3), np.ones((3, 3)), 0.5, True)
 
 
+def _warmup(threads: int = 1) -> None:
+    """A run's thread budget for NKRR's compiled loops (:func:`tkbench.methods.nkrr.combination.set_thread_budget`);
+    nothing is loaded here: only the Gaussian and library base sets run compiled code, and they load it at first use."""
+    from tkbench.methods.nkrr.combination import set_thread_budget
+
+    set_thread_budget(threads)
+
+
 register(Family(
     name="nkrr",
     stop_rule="||mu' - mu|| < tol * Lambda, or max_iter (projected gradient, paper 001)",
@@ -404,6 +412,7 @@ register(Family(
     reference="Cortes, Mohri & Rostamizadeh, NIPS 2009 (paper 001), Algorithm 1",
     landscape=lambda *args, **kw: nkrr_landscape(*args, **kw),
     compile=_compile,
+    warmup=_warmup,
     changed_defaults={"ridge_solve": ("cholesky", "auto")},  # 2026-11-28 (issue 50): feature map / preconditioned CG
 ))
 

@@ -69,6 +69,15 @@ def loaded() -> bool:
     return bool(_state["loaded"])
 
 
+def set_threads(threads: int) -> None:
+    """numba's parallel loops (``prange``) on at most ``threads`` threads: a run's budget (``--threads``,
+    ``protocol.blas_threads``), which threadpoolctl, bounding BLAS, does not reach; numba's own default is a thread
+    per core. Imports numba; the families' warm-ups call it."""
+    import numba
+
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+
+
 def reset() -> None:
     """Back to a fresh process's state (tests)."""
     _state.update(loaded=False, numpy_seconds=0.0)

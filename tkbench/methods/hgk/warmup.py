@@ -7,13 +7,10 @@ import numpy as np
 
 def hierarchical_warmup(threads: int = 1) -> None:
     """The same for the hierarchical Gaussian kernels (paper 002): thread count, then every compiled loop once."""
-    import numba
-
-    from tkbench.methods._shared.compiled import mark_loaded
+    from tkbench.methods._shared.compiled import mark_loaded, set_threads
 
     mark_loaded()
-
-    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    set_threads(threads)
     from tkbench.methods.hgk.kernel import (
         Architecture,
         BlockState,

@@ -229,11 +229,10 @@ def set_thread_budget(threads: int) -> None:
 
 
 def _apply_thread_budget() -> None:
-    budget = _THREADS["budget"]
-    if budget is not None:
-        import numba
+    if _THREADS["budget"] is not None:
+        from tkbench.methods._shared.compiled import set_threads
 
-        numba.set_num_threads(max(1, min(budget, numba.config.NUMBA_NUM_THREADS)))
+        set_threads(_THREADS["budget"])
 
 
 def make_base_kernels(base: str, X: np.ndarray, *, constant: bool = False, width: float = 1.0,

@@ -33,14 +33,12 @@ def compile_all() -> None:
 
 
 def warmup(threads: int = 1) -> None:
-    from tkbench.methods._shared.compiled import mark_loaded, use_compiled
+    from tkbench.methods._shared.compiled import mark_loaded, set_threads, use_compiled
 
     if not use_compiled():  # TKBENCH_TK_ENGINE=numpy, or no numba
         return
     mark_loaded()  # every later TK pass of this process runs compiled, whatever its size (tkbench.methods._shared.compiled)
-    import numba
-
-    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    set_threads(threads)
     from tkbench.methods._shared._library_numba import (
         packed_combination,
         packed_quadratic_forms_sparse,

@@ -225,7 +225,7 @@ def set_thread_budget(threads: int) -> None:
     library base kernels (numba parallel loops, a thread per core by default; threadpoolctl, which bounds BLAS,
     does not reach them). Applied when such a base set is built, so that the linear bases, which need no compiled
     code, do not load numba (the family's warm-up, :func:`tkbench.methods.nkrr.estimators._warmup`)."""
-    _THREADS["budget"] = max(1, int(threads))
+    _THREADS["budget"] = int(threads)  # clamped to 1 .. numba's threads where applied (compiled.set_threads)
 
 
 def _apply_thread_budget() -> None:
@@ -238,13 +238,13 @@ def _apply_thread_budget() -> None:
 def make_base_kernels(base: str, X: np.ndarray, *, constant: bool = False, width: float = 1.0,
                       widths=(), degrees=(), per_feature: bool = True):
     """The base kernel set named ``base`` (one of :data:`BASES`) on the training rows X."""
-    if base != "linear_feature":
-        _apply_thread_budget()
     if base == "linear_feature":
         kernels = LinearFeatureKernels(X)
     elif base == "gaussian_feature":
+        _apply_thread_budget()
         kernels = GaussianFeatureKernels(X, width)
     elif base == "library":
+        _apply_thread_budget()
         kernels = LibraryKernels(X, widths, degrees, per_feature)
     else:
         raise ValueError(f"base must be one of {BASES}, got {base!r}")

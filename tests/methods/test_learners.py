@@ -81,6 +81,9 @@ def test_select_params_skips_failing_candidates():
     est = make_estimator(family, "classification")
     chosen, report = select_params(est, family, {"C": [-1.0, 1.0]}, X, y, task="classification", k=2, seed=0)
     assert chosen == {"C": 1.0} and report["failed_candidates"] == 2
+    # the row keeps why: the candidate and the exception, one entry per failed fit
+    assert len(report["errors"]) == 2 and all(e.startswith("{'C': -1.0}: ") for e in report["errors"])
+    assert all("Error" in e for e in report["errors"])
     with pytest.raises(RuntimeError, match="every CV candidate failed"):
         select_params(est, family, {"C": [-1.0]}, X, y, task="classification", k=2, seed=0)
 
@@ -244,6 +247,7 @@ def test_a_resumed_cv_fits_its_earlier_failures_again_and_a_failed_cv_leaves_no_
     path.write_text(json.dumps(stale))
     chosen, report = select_params(est, family, grid, X, y, task="classification", k=3, seed=2, checkpoint=path)
     assert chosen == plain and report["scores"] == plain_report["scores"] and report["failed_candidates"] == 0
+    assert report["errors"] == []
     assert json.loads(path.read_text())["errors"] == []
     with pytest.raises(RuntimeError, match="every CV candidate failed"):
         select_params(broken, family, grid, X, y, task="classification", k=3, seed=2, checkpoint=path.with_name("x"))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 
 import pytest
@@ -501,6 +502,39 @@ def test_selection_table_shows_each_candidates_held_out_risk_and_the_choice(tmp_
     assert "one on airfoil: the solver's own lambda" not in text  # inside the grid
     section = text.split("Candidates chosen on held-out data")[1].split("###")[0]
     assert "| airfoil | hgk |" in section and "| airfoil | one |" not in section
+
+
+def test_selection_table_marks_a_cv_candidate_that_failed_and_says_why(tmp_path, results_folder):
+    """A CV candidate whose fit raised on a fold has no mean (NaN): the table says "failed" (or in how many of the
+    runs it failed) instead of a silent "-", and a note under it gives the reason the row's CV recorded, or says
+    that a row from before the reasons were kept has none."""
+    cfg = {"name": "selfail", "metric": "ls_error", "protocol": {"splits": 2, "seed": 1}, "datasets": ["airfoil"],
+           "methods": [{"name": "cv", "family": "hgk", "grid": {"architecture": ["inhomogeneous", "depth2:4"]}},
+                       {"name": "old", "family": "hgk",
+                        "grid": {"architecture": ["inhomogeneous", "depth2:4", "depth2:6"]}}]}
+    exp, store, out = results_folder(cfg)
+    for spec in make_plan(exp):
+        failed = spec.method == "old" or spec.split == 0  # "cv": inhomogeneous failed on split 0's CV only
+        scores = [{"params": {"architecture": "inhomogeneous"}, "mean": math.nan if failed else -0.030},
+                  {"params": {"architecture": "depth2:4"}, "mean": -0.025}]
+        if spec.method == "old":
+            scores.append({"params": {"architecture": "depth2:6"}, "mean": -0.027})
+        cv = {"scores": scores, "failed_candidates": int(failed)}
+        if spec.method == "cv":
+            cv["errors"] = ["{'architecture': 'inhomogeneous'}: LinAlgError: 3-th leading minor not positive"] \
+                if failed else []
+        store.write_row({"key": spec.key, "dataset": spec.label, "method": spec.method, "split": spec.split,
+                         "task": spec.task, "status": "ok", "error": None, "fit_seconds": 40.0,
+                         "cv_seconds": 100.0, "predict_seconds": 0.1, "mse": 9.0, "ls_error": 0.02, "cv": cv,
+                         "chosen_params": {"architecture": "depth2:4"}, "diagnostics": {"architecture": "depth2:4"}})
+    text = build_report(out, ["md"])[0].read_text()
+    section = text.split("Candidates chosen on held-out data")[1].split("###")[0]
+    assert "| airfoil | cv | 5-fold CV | depth2:4 (2) | 0.03000 (failed in 1 of 2) | **0.02500** | - | 100 |" \
+        in section
+    assert "| airfoil | old | 5-fold CV | depth2:4 (2) | failed | **0.02500** | 0.02700 | 100 |" in section
+    assert ("cv on airfoil: a CV candidate failed on a fold, so it has no mean and was not chosen: "
+            "{'architecture': 'inhomogeneous'}: LinAlgError: 3-th leading minor not positive") in section
+    assert "old on airfoil: a CV candidate failed on a fold" in section and "reason not recorded" in section
 
 
 def test_selection_table_gives_the_chosen_architectures_re_runs_one_column(tmp_path, results_folder):

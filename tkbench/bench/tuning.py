@@ -173,6 +173,10 @@ def select_params(
         "best_score": best,
         "seconds": elapsed(),
         "failed_candidates": len(errors),
+        # why each failed fit failed (candidate, exception), so that a row whose CV skipped a candidate says why;
+        # until 2026-12-05 only the count was kept, and the reasons went with the checkpoint file when the run
+        # finished (thyroid's first HGK_cv_refit draw: inhomogeneous failed on a fold, reason lost)
+        "errors": [e if len(e) <= 500 else e[:497] + "..." for e in errors[:20]],
         "scores": [
             {"params": params_of(cell), "mean": means[cell], "std": float(np.std(table[cell]))}
             for cell in sorted(table, key=rank.__getitem__)

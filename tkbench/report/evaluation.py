@@ -163,18 +163,25 @@ def time_breakdown_table(res) -> TableModel | None:
                        "time).", *family_notes(res, "time_breakdown", {method for _, method, *_ in cells})])
 
 
-def _cv_selection(cell) -> tuple[list[list[dict]], list[str]]:
+def _cv_selection(cell) -> tuple[list[list[dict]], list[str], list[str]]:
     """The candidates of a cell whose CV grid is one ``architecture`` parameter (a CV over architectures),
-    in the ``selection`` form: per run, each architecture's mean CV risk (minus the CV score) and no time."""
-    picks, chosen = [], []
+    in the ``selection`` form: per run, each architecture's mean CV risk (minus the CV score; NaN for a candidate
+    whose fit failed on a fold) and no time; the chosen architectures; what the CVs say of their failed fits."""
+    picks, chosen, failures = [], [], []
     for cv, params in zip(cell.get("cv", []), cell.get("chosen_params", []), strict=False):
         scores = cv.get("scores") if isinstance(cv, dict) else None
         if not scores or not all(list(sc.get("params", {})) == ["architecture"] for sc in scores) or len(scores) < 2:
             continue
-        picks.append([{"architecture": str(sc["params"]["architecture"]), "d3_risk": -float(sc["mean"]),
+        picks.append([{"architecture": str(sc["params"]["architecture"]),
+                       "d3_risk": -float(math.nan if sc.get("mean") is None else sc["mean"]),
                        "seconds": math.nan} for sc in scores])
         chosen.append(str((params or {}).get("architecture")))
-    return picks, chosen
+        if cv.get("failed_candidates") or any(not math.isfinite(c["d3_risk"]) for c in picks[-1]):
+            errors = cv.get("errors")
+            failures += ([str(e) for e in errors] if errors else
+                         [f"{int(cv.get('failed_candidates') or 0)} failed fit(s), reason not recorded (the row's "
+                          "CV kept only the count before 2026-12-05)"])
+    return picks, chosen, failures
 
 
 def _column(label) -> str:
@@ -190,10 +197,10 @@ def selection_table(res) -> TableModel | None:
     the fit itself), or whose CV grid is one ``architecture`` parameter, the chosen candidates with their run counts, each candidate's mean
     held-out risk (the D3 error, or the CV error), and the mean time of all candidates' runs (the CV time for a CV).
     Cells with one candidate are left out."""
-    cells, names = [], []
+    cells, names, failed_notes = [], [], []
     for ds, method, cell in _ok_cells(res):
         # a CV over the architecture first (its final fits may still pick among further candidates themselves)
-        picks, chosen = _cv_selection(cell)
+        picks, chosen, failures = _cv_selection(cell)
         held_out = f"{res.experiment.protocol.cv_folds}-fold CV"
         seconds = [float(s) for s in cell.get("cv_seconds", pd.Series(dtype=float)).dropna()]
         if not picks:
@@ -205,6 +212,9 @@ def selection_table(res) -> TableModel | None:
         if not picks:
             continue
         cells.append((ds, method, held_out, picks, chosen, seconds))
+        if failures:
+            failed_notes.append(f"{method} on {ds}: a CV candidate failed on a fold, so it has no mean and was not "
+                                f"chosen: " + "; ".join(dict.fromkeys(failures[:3])))
         names += [n for n in dict.fromkeys(_column(c["architecture"]) for p in picks for c in p) if n not in names]
     if not cells:
         return None
@@ -216,8 +226,11 @@ def selection_table(res) -> TableModel | None:
         row = [Cell(ds), Cell(method), Cell(held_out), Cell(", ".join(f"{k} ({counts[k]})" for k in order))]
         for name in names:
             risks = [float(c["d3_risk"]) for p in picks for c in p if _column(c["architecture"]) == name]
-            mean = _mean(risks)
-            row.append(Cell("-" if math.isnan(mean) else f"{mean:.5f}", bold=name in {_column(k) for k in counts}))
+            failed = sum(not math.isfinite(r) for r in risks)
+            mean = _mean([r for r in risks if math.isfinite(r)])
+            text = "-" if not risks else "failed" if failed == len(risks) else f"{mean:.5f}" + (
+                f" (failed in {failed} of {len(risks)})" if failed else "")
+            row.append(Cell(text, bold=name in {_column(k) for k in counts}))
         mean_seconds = _mean(seconds)
         row.append(Cell("-" if math.isnan(mean_seconds) else f"{mean_seconds:.4g}"))
         rows.append(row)
@@ -226,5 +239,6 @@ def selection_table(res) -> TableModel | None:
                       ["Each fit scored every candidate on held-out parts of its training part and kept the one with "
                        "the smallest risk (bold: chosen in at least one run). k-fold CV: the CV's mean "
                        "least-squares error, with the CV's time. Times from the fits' own timers; a fit resumed from "
-                       "candidate checkpoints counts the candidates' original times.",
-                       *family_notes(res, "selection", {method for _, method, *_ in cells})])
+                       "candidate checkpoints counts the candidates' original times. failed: the candidate's fit "
+                       "raised on a fold of every run's CV (no mean, never chosen).",
+                       *failed_notes, *family_notes(res, "selection", {method for _, method, *_ in cells})])

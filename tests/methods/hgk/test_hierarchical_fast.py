@@ -137,6 +137,48 @@ def test_the_leaves_matrix_products_stay_within_their_rounding_bound_at_large_we
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)
+def test_extreme_widths_take_the_squared_differences_and_keep_the_gram_matrix_positive_definite(spec):
+    """Widths Algorithm 1 reached on thyroid (2026-12-05: 1.8e6 and 2.4e4 among 21): the leaves' matrix products
+    lost about 1e-3 to cancellation there and made K + m lambda I indefinite. Such rows and leaves now sum the
+    squared differences (``EXPANSION_TOL``): the kernel equals the direct one to rounding, its diagonal is 1, every
+    pass agrees, and the least-squares SVM's Cholesky factorisation succeeds. A kernel with ordinary widths is
+    unchanged (the other tests). Not covered: inner-node weights of that size, which multiply the rounding of
+    1 - k_child (Eq. (7)) whichever way the leaves are summed (docs/methods/hgk.md)."""
+    import scipy.linalg
+
+    from tkbench.methods.hgk.annealing import ls_svm_coefficients, refit_risk_gradient
+
+    arch = Architecture(spec, 5)
+    w = arch.initial_weights()
+    leaves = []
+
+    def collect(node):
+        leaves.append(node) if node.is_leaf else [collect(c) for c in node.children]
+
+    collect(arch.root)
+    w[leaves[0].offset], w[leaves[-1].offset + leaves[-1].size - 1] = 1.8e6, 2.4e4  # leaf widths, as thyroid's
+    rng = np.random.default_rng(3)
+    base = rng.uniform(-1, 1, size=(40, 5))
+    # near-duplicates, as thyroid's repeated rows: where the cancellation was largest
+    A = np.vstack([base, base[:20] + 1e-7 * rng.normal(size=(20, 5)), base[:10]])
+    ref = _direct_kernel(arch.root, w, A, A)
+    K = kernel(arch, w, A)
+    assert np.allclose(np.diagonal(K), 1.0, rtol=0, atol=1e-12)
+    assert np.max(np.abs(K - ref)) <= 1e-9
+    assert np.max(np.abs(kernel(arch, w, A, Z) - _direct_kernel(arch.root, w, A, Z))) <= 1e-9
+    assert np.min(np.linalg.eigvalsh((K + K.T) / 2)) >= -1e-9
+    m, lam = len(A), 1e-8
+    scipy.linalg.cho_factor(K + m * lam * np.eye(m), lower=True)  # raised LinAlgError before
+    y = rng.uniform(-1, 1, m)
+    assert np.allclose(ls_svm_coefficients(K, y, lam), np.linalg.solve(ref + m * lam * np.eye(m), y), rtol=1e-5,
+                       atol=1e-6)
+    refit = refit_risk_gradient(arch, w, A, y, Z, rng.uniform(-1, 1, len(Z)), lam)
+    assert np.isfinite(refit.risk)
+    assert np.allclose(kernel_predict(arch, w, Z, A, y), _direct_kernel(arch.root, w, Z, A) @ y, rtol=1e-9,
+                       atol=1e-8)
+
+
+@pytest.mark.parametrize("spec", ARCHS, ids=IDS)
 def test_block_state_steps_equal_a_rebuild_at_every_depth(spec):
     arch = Architecture(spec, 5)
     w = arch.initial_weights()

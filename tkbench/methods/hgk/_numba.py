@@ -13,8 +13,10 @@ exponent sum_j v_j^2 (x_uj - z_vj)^2 = a(x_u) + a(z_v) - 2 sum_j v_j^2 x_uj z_vj
 backward, a leaf's sum_v H(v) (x_uj - z_vj)^2 = x_uj^2 sum_v H(v) - 2 x_uj (H Z)_j + (H (Z o Z))_j is two per
 row. Rounding: an exponent is then exact to about eps (a(x_u) + a(z_v)) instead of eps times itself, so a node's
 1 - k_n is off by up to about 4 eps |v|^2 for close points, and the top exponent by up to about
-8 eps sum_i w_i^2 |v_i|^2 (1e-15 at the initial weights; tested against differences at large weights). Before,
-a leaf's loops took four features per pass over the row ((x_j - z_j)^2 summed directly, exact for x = z).
+8 eps sum_i w_i^2 |v_i|^2 (1e-15 at the initial weights; tested against differences at large weights). Where
+that bound passes ``EXPANSION_TOL`` (a width of a few hundred and more; since 2026-12-05), a row's leaf takes the squared
+differences instead, which keeps the Gram matrix positive semi-definite to rounding. Before 2026-12-03, a leaf's
+loops took four features per pass over the row ((x_j - z_j)^2 summed directly, exact for x = z).
 
 - :func:`tree_kernel`: the root's kernel matrix k(X, Z), or every node's;
 - :func:`tree_predict`: F = k(X, Z) @ alpha without storing k (alpha: m' x outputs);
@@ -152,12 +154,28 @@ def fast_exp32(x):
     return p * scale if x >= _UNDERFLOW_32 else _ZERO_32
 
 
+# The leaves' exponents as matrix products lose about EPS_EXPANSION (a(x_u) + a(z_v)) to cancellation (module doc).
+# Where that, times the factors 2 w_i^2 of the leaf's ancestors (through which it reaches the top exponent, Eq. (7)),
+# exceeds EXPANSION_TOL for a row and leaf (a depth-1 kernel: a(x_u) + max_v a(z_v) above about 1.1e5, squared
+# widths of that order with inputs in [-1, 1]), the row's leaf exponents are summed from the squared differences
+# instead, exact for close points. Found on 2026-12-05: Algorithm 1 had driven two of thyroid's 21 inhomogeneous widths to 1.8e6
+# and 2.4e4; the matrix products put the Gram matrix's diagonal at 0.9990 and its least eigenvalue at -0.207,
+# below the ridge shift m lambda = 0.178, so the least-squares SVM's Cholesky factorisation failed (the squared
+# differences: -8e-15). 1e-10 keeps an entry's error far below the smallest shift the lambda grids reach
+# (m lambda >= 1e-8 x 1000) at every size tkbench runs, and is reached at no width the initial weights or the
+# tests at 16 times them use (there the bound is 1e-13 or less), so those kernels are unchanged bit for bit.
+EPS_EXPANSION = 4.0 * 2.220446049250313e-16
+EXPANSION_TOL = 1e-10
+
+
 @njit(cache=True)
 def _leaf_form(Zt, kind, start, stop, items, woff, wsq):
     """The leaves' exponents as matrix products (Eq. (4)): sum_j v_j^2 (x_j - z_j)^2 = a(x) + a(z) - 2 sum_j v_j^2
     x_j z_j with a(x) = sum_j v_j^2 x_j^2. Returns (P, leaf_of, Az): P[l, j] the squared weight of feature j in
     the l-th leaf (0 where the leaf does not use j; a feature listed twice adds up), leaf_of[n] the leaf index of
-    node n (-1 for inner nodes), Az[l, v] = a_l(z_v)."""
+    node n (-1 for inner nodes), Az[l, v] = a_l(z_v), and Azmax[l] = max_v a_l(z_v) - EXPANSION_TOL /
+    (EPS_EXPANSION max(amp_l, 1)), amp_l the product of 2 w_i^2 over the leaf's ancestors: a row x_u with a_l(x_u) +
+    Azmax[l] > 0 takes the squared differences for leaf l (:data:`EXPANSION_TOL`)."""
     nn, d = kind.shape[0], Zt.shape[0]
     leaf_of = np.full(nn, -1, dtype=np.int64)
     n_leaves = 0
@@ -171,7 +189,22 @@ def _leaf_form(Zt, kind, start, stop, items, woff, wsq):
             for t in range(start[n], stop[n]):
                 P[leaf_of[n], items[t]] += wsq[woff[n] + t - start[n]]
     Az = np.dot(P, Zt * Zt)
-    return P, leaf_of, Az
+    # a leaf's rounding reaches the top exponent times its ancestors' factors 2 w_i^2 (Eq. (7)): amp[n], from the
+    # root (the last node) down, parents before children in reverse post-order; at least 1
+    amp = np.ones(nn)
+    for n in range(nn - 1, -1, -1):
+        if kind[n] == 0:
+            for t in range(start[n], stop[n]):
+                amp[items[t]] = amp[n] * 2.0 * wsq[woff[n] + t - start[n]]
+    Azmax = np.zeros(n_leaves)
+    for n in range(nn):
+        if kind[n] == 1:
+            t = leaf_of[n]
+            if Az.shape[1] > 0:
+                Azmax[t] = Az[t].max()
+            # the row's a(x_u) above which its exponents are summed from the differences (EXPANSION_TOL)
+            Azmax[t] -= EXPANSION_TOL / (EPS_EXPANSION * max(amp[n], 1.0))
+    return P, leaf_of, Az, Azmax
 
 
 @njit(cache=True)
@@ -201,7 +234,7 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
     features 0.54-0.70 s against 0.36-0.54 s (1.3-1.5x), of depth2:8 on 36 features 0.40-0.60 s against
     0.20-0.30 s (1.5-2x), on 4 features no change (0.17-0.23 s both); the mirrored 3111 x 3111 block of depth2:16
     on 16 features 0.73-0.93 s against 0.59-0.63 s."""
-    P, leaf_of, Az = lf
+    P, leaf_of, Az, Azmax = lf
     Mu, axu, Gl = scratch
     n_leaves, d = P.shape
     for t in range(n_leaves):
@@ -220,8 +253,22 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
             a = axu[t]
             az = Az[t][v0:]
             gl = Gl[t][v0 - c0:]
-            for v in range(mq):
-                row[v] = fast_exp(-max(a + az[v] + gl[v], 0.0))
+            if a + Azmax[t] <= 0.0:  # (a(x_u) + max a(z)) EPS_EXPANSION amp <= EXPANSION_TOL: the products
+                for v in range(mq):
+                    row[v] = fast_exp(-max(a + az[v] + gl[v], 0.0))
+            else:  # widths where the expansion's cancellation matters: the squared differences themselves
+                for v in range(mq):
+                    row[v] = 0.0
+                for j in range(d):
+                    pj = P[t, j]
+                    if pj != 0.0:
+                        zj = Zc[j][v0 - c0:]
+                        xj = xu[j]
+                        for v in range(mq):
+                            dj = xj - zj[v]
+                            row[v] += pj * dj * dj
+                for v in range(mq):
+                    row[v] = fast_exp(-row[v])
         else:  # Eq. (7), gamma = 1: exp(-2 sum_i w_i^2 (1 - k_i))
             for v in range(mq):
                 row[v] = 0.0
@@ -340,7 +387,7 @@ def _row_backward_from(xu, Zr, Zr2, c0, v0, kind, start, stop, items, woff, w, w
     - 2 x_j (H_l Z)_j + (H_l (Z o Z))_j, two matrix products for all leaves (BLAS; Zr = Z[c0:], Zr2 = Zr o Zr,
     c0 <= v0, H zero on the columns before v0), where one pass per four features summed (x_j - z_vj)^2 terms
     until 2026-12-03 (see :func:`tree_kernel`'s timing)."""
-    _, leaf_of, _ = lf
+    _, leaf_of, _, _ = lf
     Hc, h0, S1, S2 = scratch
     mq, nn = c0 + Zr.shape[0] - v0, kind.shape[0]
     skip = v0 - c0

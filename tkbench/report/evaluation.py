@@ -239,6 +239,6 @@ def selection_table(res) -> TableModel | None:
                       ["Each fit scored every candidate on held-out parts of its training part and kept the one with "
                        "the smallest risk (bold: chosen in at least one run). k-fold CV: the CV's mean "
                        "least-squares error, with the CV's time. Times from the fits' own timers; a fit resumed from "
-                       "candidate checkpoints counts the candidates' original times. failed: the candidate's fit "
-                       "raised on a fold of every run's CV (no mean, never chosen).",
+                       "candidate checkpoints counts the candidates' original times. failed: the candidate raised in "
+                       "every run (on a fold of its CV, or in the fit's own selection): no mean, never chosen.",
                        *failed_notes, *family_notes(res, "selection", {method for _, method, *_ in cells})])

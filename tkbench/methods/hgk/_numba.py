@@ -14,9 +14,10 @@ backward, a leaf's sum_v H(v) (x_uj - z_vj)^2 = x_uj^2 sum_v H(v) - 2 x_uj (H Z)
 row. Rounding: an exponent is then exact to about eps (a(x_u) + a(z_v)) instead of eps times itself, so a node's
 1 - k_n is off by up to about 4 eps |v|^2 for close points, and the top exponent by up to about
 8 eps sum_i w_i^2 |v_i|^2 (1e-15 at the initial weights; tested against differences at large weights). Where
-that bound passes ``EXPANSION_TOL`` (a width of a few hundred and more; since 2026-12-05), a row's leaf takes the squared
-differences instead, which keeps the Gram matrix positive semi-definite to rounding. Before 2026-12-03, a leaf's
-loops took four features per pass over the row ((x_j - z_j)^2 summed directly, exact for x = z).
+that bound passes ``EXPANSION_TOL`` (a width of a few hundred and more; since 2026-12-05), a row's leaf takes
+the squared differences instead, which keeps the Gram matrix positive semi-definite to rounding. Before
+2026-12-03, a leaf's loops took four features per pass over the row ((x_j - z_j)^2 summed directly, exact for
+x = z).
 
 - :func:`tree_kernel`: the root's kernel matrix k(X, Z), or every node's;
 - :func:`tree_predict`: F = k(X, Z) @ alpha without storing k (alpha: m' x outputs);
@@ -155,15 +156,15 @@ def fast_exp32(x):
 
 
 # The leaves' exponents as matrix products lose about EPS_EXPANSION (a(x_u) + a(z_v)) to cancellation (module doc).
-# Where that, times the factors 2 w_i^2 of the leaf's ancestors (through which it reaches the top exponent, Eq. (7)),
-# exceeds EXPANSION_TOL for a row and leaf (a depth-1 kernel: a(x_u) + max_v a(z_v) above about 1.1e5, squared
+# Where that, times the factors 2 w_i^2 of the leaf's ancestors (through which it reaches the top exponent, Eq.
+# (7)), exceeds EXPANSION_TOL for a row and leaf (a depth-1 kernel: a(x_u) + max_v a(z_v) above about 1.1e5, squared
 # widths of that order with inputs in [-1, 1]), the row's leaf exponents are summed from the squared differences
-# instead, exact for close points. Found on 2026-12-05: Algorithm 1 had driven two of thyroid's 21 inhomogeneous widths to 1.8e6
-# and 2.4e4; the matrix products put the Gram matrix's diagonal at 0.9990 and its least eigenvalue at -0.207,
-# below the ridge shift m lambda = 0.178, so the least-squares SVM's Cholesky factorisation failed (the squared
-# differences: -8e-15). 1e-10 keeps an entry's error far below the smallest shift the lambda grids reach
-# (m lambda >= 1e-8 x 1000) at every size tkbench runs, and is reached at no width the initial weights or the
-# tests at 16 times them use (there the bound is 1e-13 or less), so those kernels are unchanged bit for bit.
+# instead, exact for close points. Found on 2026-12-05: Algorithm 1 had driven two of thyroid's 21 inhomogeneous
+# widths to 1.8e6 and 2.4e4; the matrix products put the Gram matrix's diagonal at 0.9990 and its least eigenvalue
+# at -0.207, below the ridge shift m lambda = 0.178, so the least-squares SVM's Cholesky factorisation failed (the
+# squared differences: -8e-15). 1e-10 keeps an entry's error far below the smallest shift the lambda grids reach (m
+# lambda >= 1e-8 x 1000) at every size tkbench runs, and is reached at no width the initial weights or the tests at
+# 16 times them use (there the bound is 1e-13 or less), so those kernels are unchanged bit for bit.
 EPS_EXPANSION = 4.0 * 2.220446049250313e-16
 EXPANSION_TOL = 1e-10
 

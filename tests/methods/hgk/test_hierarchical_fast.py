@@ -150,12 +150,7 @@ def test_extreme_widths_take_the_squared_differences_and_keep_the_gram_matrix_po
 
     arch = Architecture(spec, 5)
     w = arch.initial_weights()
-    leaves = []
-
-    def collect(node):
-        leaves.append(node) if node.is_leaf else [collect(c) for c in node.children]
-
-    collect(arch.root)
+    leaves = [node for node in arch.nodes() if node.is_leaf]
     w[leaves[0].offset], w[leaves[-1].offset + leaves[-1].size - 1] = 1.8e6, 2.4e4  # leaf widths, as thyroid's
     rng = np.random.default_rng(3)
     base = rng.uniform(-1, 1, size=(40, 5))

@@ -172,11 +172,11 @@ EXPANSION_TOL = 1e-10
 @njit(cache=True)
 def _leaf_form(Zt, kind, start, stop, items, woff, wsq):
     """The leaves' exponents as matrix products (Eq. (4)): sum_j v_j^2 (x_j - z_j)^2 = a(x) + a(z) - 2 sum_j v_j^2
-    x_j z_j with a(x) = sum_j v_j^2 x_j^2. Returns (P, leaf_of, Az): P[l, j] the squared weight of feature j in
+    x_j z_j with a(x) = sum_j v_j^2 x_j^2. Returns (P, leaf_of, Az, Acut): P[l, j] the squared weight of feature j in
     the l-th leaf (0 where the leaf does not use j; a feature listed twice adds up), leaf_of[n] the leaf index of
-    node n (-1 for inner nodes), Az[l, v] = a_l(z_v), and Azmax[l] = max_v a_l(z_v) - EXPANSION_TOL /
+    node n (-1 for inner nodes), Az[l, v] = a_l(z_v), and Acut[l] = max_v a_l(z_v) - EXPANSION_TOL /
     (EPS_EXPANSION max(amp_l, 1)), amp_l the product of 2 w_i^2 over the leaf's ancestors: a row x_u with a_l(x_u) +
-    Azmax[l] > 0 takes the squared differences for leaf l (:data:`EXPANSION_TOL`)."""
+    Acut[l] > 0 takes the squared differences for leaf l (:data:`EXPANSION_TOL`)."""
     nn, d = kind.shape[0], Zt.shape[0]
     leaf_of = np.full(nn, -1, dtype=np.int64)
     n_leaves = 0
@@ -197,15 +197,15 @@ def _leaf_form(Zt, kind, start, stop, items, woff, wsq):
         if kind[n] == 0:
             for t in range(start[n], stop[n]):
                 amp[items[t]] = amp[n] * 2.0 * wsq[woff[n] + t - start[n]]
-    Azmax = np.zeros(n_leaves)
+    Acut = np.zeros(n_leaves)
     for n in range(nn):
         if kind[n] == 1:
             t = leaf_of[n]
             if Az.shape[1] > 0:
-                Azmax[t] = Az[t].max()
+                Acut[t] = Az[t].max()
             # the row's a(x_u) above which its exponents are summed from the differences (EXPANSION_TOL)
-            Azmax[t] -= EXPANSION_TOL / (EPS_EXPANSION * max(amp[n], 1.0))
-    return P, leaf_of, Az, Azmax
+            Acut[t] -= EXPANSION_TOL / (EPS_EXPANSION * max(amp[n], 1.0))
+    return P, leaf_of, Az, Acut
 
 
 @njit(cache=True)
@@ -235,7 +235,7 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
     features 0.54-0.70 s against 0.36-0.54 s (1.3-1.5x), of depth2:8 on 36 features 0.40-0.60 s against
     0.20-0.30 s (1.5-2x), on 4 features no change (0.17-0.23 s both); the mirrored 3111 x 3111 block of depth2:16
     on 16 features 0.73-0.93 s against 0.59-0.63 s."""
-    P, leaf_of, Az, Azmax = lf
+    P, leaf_of, Az, Acut = lf
     Mu, axu, Gl = scratch
     n_leaves, d = P.shape
     for t in range(n_leaves):
@@ -254,7 +254,7 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
             a = axu[t]
             az = Az[t][v0:]
             gl = Gl[t][v0 - c0:]
-            if a + Azmax[t] <= 0.0:  # (a(x_u) + max a(z)) EPS_EXPANSION amp <= EXPANSION_TOL: the products
+            if a + Acut[t] <= 0.0:  # (a(x_u) + max a(z)) EPS_EXPANSION amp <= EXPANSION_TOL: the products
                 for v in range(mq):
                     row[v] = fast_exp(-max(a + az[v] + gl[v], 0.0))
             else:  # widths where the expansion's cancellation matters: the squared differences themselves

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tkbench.methods.hgk._numba import fast_exp, fast_exp32
+from tkbench.methods.hgk._numba import fast_exp, fast_exp32, one_minus_exp
 from tkbench.methods.hgk.kernel import (
     Architecture,
     BlockState,
@@ -12,6 +12,7 @@ from tkbench.methods.hgk.kernel import (
     kernel_and_gradient,
     kernel_predict,
     node_kernel,
+    weighted_gradient,
 )
 
 RNG = np.random.default_rng(7)
@@ -142,8 +143,7 @@ def test_extreme_widths_take_the_squared_differences_and_keep_the_gram_matrix_po
     lost about 1e-3 to cancellation there and made K + m lambda I indefinite. Such rows and leaves now sum the
     squared differences (``EXPANSION_TOL``): the kernel equals the direct one to rounding, its diagonal is 1, every
     pass agrees, and the least-squares SVM's Cholesky factorisation succeeds. A kernel with ordinary widths is
-    unchanged (the other tests). Not covered: inner-node weights of that size, which multiply the rounding of
-    1 - k_child (Eq. (7)) whichever way the leaves are summed (docs/methods/hgk.md)."""
+    unchanged (the other tests). Inner-node weights of that size: the next test."""
     import scipy.linalg
 
     from tkbench.methods.hgk.annealing import ls_svm_coefficients, refit_risk_gradient
@@ -171,6 +171,75 @@ def test_extreme_widths_take_the_squared_differences_and_keep_the_gram_matrix_po
     assert np.isfinite(refit.risk)
     assert np.allclose(kernel_predict(arch, w, Z, A, y), _direct_kernel(arch.root, w, Z, A) @ y, rtol=1e-9,
                        atol=1e-8)
+
+
+def _exponent_ld(node, weights, A, B):
+    """A node's exponent e (k = exp(-e)) in long double, each 1 - k_i as -expm1(-e_i) and each leaf from the
+    squared differences: exact to far below the compiled loops' rounding, whatever the weights."""
+    w = weights[node.offset:node.offset + node.size].astype(np.longdouble)
+    A, B = A.astype(np.longdouble), B.astype(np.longdouble)
+    if node.is_leaf:
+        idx = list(node.features)
+        return np.einsum("j,juv->uv", w ** 2, (A[:, idx].T[:, :, None] - B[:, idx].T[:, None, :]) ** 2)
+    return 2 * sum(w[i] ** 2 * -np.expm1(-_exponent_ld(c, weights, A, B)) for i, c in enumerate(node.children))
+
+
+def test_one_minus_exp_matches_expm1_to_its_bound():
+    """The series up to 1/16 to a few ulps, 1 - k above it within k's rounding (4e-15 relative at most)."""
+    from numba import njit
+
+    @njit
+    def apply(e, k):
+        out = np.empty_like(e)
+        for i in range(e.shape[0]):
+            out[i] = one_minus_exp(e[i], k[i])
+        return out
+
+    e = np.concatenate([np.geomspace(1e-300, 700, 200_000), RNG.uniform(0, 0.1, 200_000), [0.0, 0.0625]])
+    got, ref = apply(e, np.exp(-e)), -np.expm1(-e)
+    series = e <= 0.0625
+    assert np.max(np.abs(got - ref)[series] / np.maximum(ref[series], 1e-300)) < 1e-15  # a few ulps
+    assert np.max(np.abs(got - ref)[~series] / ref[~series]) < 4e-15
+    assert apply(np.zeros(1), np.ones(1))[0] == 0.0
+    # where 1 - k keeps only k's rounding: e = 1e-12, k rounded to 1 - 1.000088900582341e-12
+    assert apply(np.array([1e-12]), np.exp(-np.array([1e-12])))[0] == pytest.approx(1e-12, rel=1e-15)
+
+
+@pytest.mark.parametrize("spec", ARCHS[1:], ids=IDS[1:])
+def test_large_inner_weights_take_one_minus_k_from_the_childs_exponent(spec):
+    """Inner-node weights Algorithm 1 reached on thyroid (2026-12-05: a top weight of 1.8e6 in depth2:3). 1 - k_i
+    from the rounded k_i is off by about eps, all of its value for close points, and the top exponent takes it
+    times 2 w^2 = 6.5e12: two evaluations exact but for this differed by 7e-4. Such terms now come from the
+    child's exponent (``EPS_COMPLEMENT``): every pass equals a long-double evaluation to 1e-9, the gradients of
+    the top weights equal the long-double ones, and the Gram matrix is positive semi-definite to rounding."""
+    arch = Architecture(spec, 5)
+    w = arch.initial_weights()
+    w[arch.root.offset] = 1.8e6  # the top weight of the first child
+    inner = [node for node in arch.nodes() if not node.is_leaf and node is not arch.root]
+    if inner:
+        w[inner[0].offset] = 3e3  # and one of the first inner child's own (depth 3)
+    rng = np.random.default_rng(5)
+    base = rng.uniform(-1, 1, size=(30, 5))
+    A = np.vstack([base, base[:15] + 1e-8 * rng.normal(size=(15, 5)), base[:5]])
+    B = np.vstack([Z, A[25:40]])
+    for P, Q, got in [(A, A, kernel(arch, w, A)), (A, B, kernel(arch, w, A, B))]:
+        ref = np.exp(-_exponent_ld(arch.root, w, P, Q)).astype(float)
+        assert np.max(np.abs(got - ref)) <= 1e-9
+    ref = np.exp(-_exponent_ld(arch.root, w, A, A)).astype(float)
+    assert np.min(np.linalg.eigvalsh(kernel(arch, w, A))) >= -1e-9
+    alpha = rng.normal(size=len(B))
+    assert np.allclose(kernel_predict(arch, w, A, B, alpha),
+                       np.exp(-_exponent_ld(arch.root, w, A, B)).astype(float) @ alpha, rtol=1e-9, atol=1e-8)
+    # dk/dw_i = -4 w_i (1 - k_i) k for the top weights (Lemma 4.1), in long double
+    V, Al = rng.normal(size=len(A)), rng.normal(size=len(A))
+    W = np.outer(V, Al).astype(np.longdouble)
+    k = np.exp(-_exponent_ld(arch.root, w, A, A))
+    wr = w[arch.root.offset:arch.root.offset + arch.root.size]
+    for i, child in enumerate(arch.root.children):
+        one_minus = -np.expm1(-_exponent_ld(child, w, A, A))
+        ref_g = float(np.sum(W * (-4 * np.longdouble(wr[i]) * one_minus * k)))
+        for g in (weighted_gradient(arch, w, A, A, V, Al), weighted_gradient(arch, w, A, None, V, Al)):
+            assert g[arch.root.offset + i] == pytest.approx(ref_g, rel=1e-7, abs=1e-9 * max(1.0, wr[i]))
 
 
 @pytest.mark.parametrize("spec", ARCHS, ids=IDS)

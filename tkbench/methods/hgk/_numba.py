@@ -15,7 +15,10 @@ row. Rounding: an exponent is then exact to about eps (a(x_u) + a(z_v)) instead 
 1 - k_n is off by up to about 4 eps |v|^2 for close points, and the top exponent by up to about
 8 eps sum_i w_i^2 |v_i|^2 (1e-15 at the initial weights; tested against differences at large weights). Where
 that bound passes ``EXPANSION_TOL`` (a width of a few hundred and more; since 2026-12-05), a row's leaf takes
-the squared differences instead, which keeps the Gram matrix positive semi-definite to rounding. Before
+the squared differences instead, which keeps the Gram matrix positive semi-definite to rounding; likewise an inner
+node's term 2 w_i^2 (1 - k_i) (Eq. (7)) takes 1 - k_i from child i's exponent where the factors above it would
+carry k_i's rounding past that bound (``EPS_COMPLEMENT``; since 2026-12-06; forward and backward passes, not the
+annealing's stored blocks, :func:`propose_path`, which keep kernel values only). Before
 2026-12-03, a leaf's loops took four features per pass over the row ((x_j - z_j)^2 summed directly, exact for
 x = z).
 
@@ -122,6 +125,29 @@ def fast_exp(x):
     return p * scale if x >= _UNDERFLOW else 0.0
 
 
+_SERIES_MAX = 0.0625
+
+
+@njit(fastmath=False, cache=True)
+def one_minus_exp(e, k):
+    """1 - exp(-e) for an exponent e >= 0, given k = exp(-e) as computed, branch-free (a select): up to 1/16 the
+    Taylor series e - e^2/2! + ... + e^9/9! by Horner's rule (the next term is below 5e-18 relative there), to a
+    few ulps; above it 1 - k, within k's rounding (about eps absolute, so 4e-15 relative at most, at e = 1/16).
+    ``1.0 - k`` alone is off by that same eps absolute for close points too, where it is all of the value (e near
+    eps); the series keeps e's own precision there. No exponential: k is the one the node's row already holds.
+    Tested against ``numpy.expm1``."""
+    s = min(e, _SERIES_MAX)
+    p = _C8 - s * _C9  # the coefficients 1 / i! of fast_exp
+    p = _C7 - s * p
+    p = _C6 - s * p
+    p = _C5 - s * p
+    p = _C4 - s * p
+    p = _C3 - s * p
+    p = 0.5 - s * p
+    p = s * (1.0 - s * p)
+    return p if e <= _SERIES_MAX else 1.0 - k
+
+
 # The same in single precision, for the annealing proposals on float32 blocks (``annealing_dtype="float32"``,
 # :func:`propose_path`): 8 lanes per AVX2 vector instead of 4 and a polynomial of degree 7 (remainder below
 # 0.347^8 / 8! = 5e-9 relative, under float32's half ulp of 6e-8); ln 2 split as Cephes' expf does (the high part
@@ -167,6 +193,15 @@ def fast_exp32(x):
 # 16 times them use (there the bound is 1e-13 or less), so those kernels are unchanged bit for bit.
 EPS_EXPANSION = 4.0 * 2.220446049250313e-16
 EXPANSION_TOL = 1e-10
+# The same bound for an inner node's terms 2 w_i^2 (1 - k_i) (Eq. (7)): 1 - k_i from the rounded k_i is off by about
+# EPS_COMPLEMENT (k_i's own rounding; the subtraction is exact), all of its value for close points, and reaches the
+# top exponent times amp_i, the product of 2 w^2 from child i up to the root. Where amp_i EPS_COMPLEMENT exceeds
+# EXPANSION_TOL (a factor above about 2.3e5: a top weight above about 340 at depth 2), the row keeps child i's
+# exponent e_i and the term takes 1 - exp(-e_i) from it (:func:`one_minus_exp`), to e_i's own precision.
+# Found on 2026-12-05 beside the leaves' case: thyroid's depth2:3 candidate reached a top weight of 1.8e6, where
+# two evaluations of one kernel, each exact to rounding but for this, differed by 7e-4. Below that factor the
+# kernels are unchanged bit for bit.
+EPS_COMPLEMENT = 2.0 * 2.220446049250313e-16
 
 
 @njit(cache=True)
@@ -176,7 +211,8 @@ def _leaf_form(Zt, kind, start, stop, items, woff, wsq):
     the l-th leaf (0 where the leaf does not use j; a feature listed twice adds up), leaf_of[n] the leaf index of
     node n (-1 for inner nodes), Az[l, v] = a_l(z_v), and Acut[l] = max_v a_l(z_v) - EXPANSION_TOL /
     (EPS_EXPANSION max(amp_l, 1)), amp_l the product of 2 w_i^2 over the leaf's ancestors: a row x_u with a_l(x_u) +
-    Acut[l] > 0 takes the squared differences for leaf l (:data:`EXPANSION_TOL`)."""
+    Acut[l] > 0 takes the squared differences for leaf l (:data:`EXPANSION_TOL`); then ``exact[n]``: node n's term
+    in its parent takes 1 - exp(-e_n) from its exponent e_n (amp_n EPS_COMPLEMENT > EXPANSION_TOL)."""
     nn, d = kind.shape[0], Zt.shape[0]
     leaf_of = np.full(nn, -1, dtype=np.int64)
     n_leaves = 0
@@ -205,14 +241,20 @@ def _leaf_form(Zt, kind, start, stop, items, woff, wsq):
                 Acut[t] = Az[t].max()
             # the row's a(x_u) above which its exponents are summed from the differences (EXPANSION_TOL)
             Acut[t] -= EXPANSION_TOL / (EPS_EXPANSION * max(amp[n], 1.0))
-    return P, leaf_of, Az, Acut
+    exact = np.zeros(nn, dtype=np.bool_)
+    for n in range(nn - 1):  # the root (the last node) is no node's child
+        exact[n] = amp[n] * EPS_COMPLEMENT > EXPANSION_TOL
+    return P, leaf_of, Az, Acut, exact
 
 
 @njit(cache=True)
-def _leaf_scratch(P, mp):
-    """A thread's scratch for :func:`_row_kernels_from`: (-2 P x_u, the leaves' a(x_u), their products with Z)."""
+def _leaf_scratch(lf, mp):
+    """A thread's scratch for :func:`_row_kernels_from` (``lf``: :func:`_leaf_form`): (-2 P x_u, the leaves' a(x_u),
+    their products with Z, the nodes' exponents, which have rows only where some node is ``exact``)."""
+    P, exact = lf[0], lf[4]
     n_leaves, d = P.shape
-    return np.empty((n_leaves, d)), np.empty(n_leaves), np.empty((n_leaves, mp))
+    rows = exact.shape[0] if exact.any() else 0
+    return np.empty((n_leaves, d)), np.empty(n_leaves), np.empty((n_leaves, mp)), np.empty((rows, mp))
 
 
 @njit(cache=True, fastmath=True)
@@ -235,8 +277,8 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
     features 0.54-0.70 s against 0.36-0.54 s (1.3-1.5x), of depth2:8 on 36 features 0.40-0.60 s against
     0.20-0.30 s (1.5-2x), on 4 features no change (0.17-0.23 s both); the mirrored 3111 x 3111 block of depth2:16
     on 16 features 0.73-0.93 s against 0.59-0.63 s."""
-    P, leaf_of, Az, Acut = lf
-    Mu, axu, Gl = scratch
+    P, leaf_of, Az, Acut, exact = lf
+    Mu, axu, Gl, Erow = scratch
     n_leaves, d = P.shape
     for t in range(n_leaves):
         a = 0.0
@@ -255,8 +297,14 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
             az = Az[t][v0:]
             gl = Gl[t][v0 - c0:]
             if a + Acut[t] <= 0.0:  # (a(x_u) + max a(z)) EPS_EXPANSION amp <= EXPANSION_TOL: the products
-                for v in range(mq):
-                    row[v] = fast_exp(-max(a + az[v] + gl[v], 0.0))
+                if exact[n]:
+                    er = Erow[n][v0 - c0:]
+                    for v in range(mq):
+                        er[v] = max(a + az[v] + gl[v], 0.0)
+                        row[v] = fast_exp(-er[v])
+                else:
+                    for v in range(mq):
+                        row[v] = fast_exp(-max(a + az[v] + gl[v], 0.0))
             else:  # widths where the expansion's cancellation matters: the squared differences themselves
                 for v in range(mq):
                     row[v] = 0.0
@@ -268,6 +316,10 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
                         for v in range(mq):
                             dj = xj - zj[v]
                             row[v] += pj * dj * dj
+                if exact[n]:
+                    er = Erow[n][v0 - c0:]
+                    for v in range(mq):
+                        er[v] = row[v]
                 for v in range(mq):
                     row[v] = fast_exp(-row[v])
         else:  # Eq. (7), gamma = 1: exp(-2 sum_i w_i^2 (1 - k_i))
@@ -275,9 +327,19 @@ def _row_kernels_from(xu, Zc, c0, v0, kind, start, stop, items, woff, wsq, Krow,
                 row[v] = 0.0
             for t in range(start[n], stop[n]):
                 a = wsq[woff[n] + t - start[n]]
-                kc = Krow[items[t]][v0:]
+                c = items[t]
+                kc = Krow[c][v0:]
+                if exact[c]:  # 1 - k_i from the child's exponent (EPS_COMPLEMENT)
+                    ec = Erow[c][v0 - c0:]
+                    for v in range(mq):
+                        row[v] += a * one_minus_exp(ec[v], kc[v])
+                else:
+                    for v in range(mq):
+                        row[v] += a * (1.0 - kc[v])
+            if exact[n]:
+                er = Erow[n][v0 - c0:]
                 for v in range(mq):
-                    row[v] += a * (1.0 - kc[v])
+                    er[v] = 2.0 * row[v]
             for v in range(mq):
                 row[v] = fast_exp(-2.0 * row[v])
 
@@ -292,7 +354,7 @@ def tree_kernel(X, Zt, kind, start, stop, items, woff, wsq, out):
     n_chunks = (m + CHUNK - 1) // CHUNK
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
-        scratch = _leaf_scratch(lf[0], mp)
+        scratch = _leaf_scratch(lf, mp)
         for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
             _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
             for n in range(first, nn):
@@ -313,7 +375,7 @@ def _chunk_columns(Xt, lf, ch):
     """A symmetric pass's chunk ``ch``: its first row c0, the columns from c0 on (contiguous, for the leaves'
     products) and the leaves' scratch for that many columns."""
     c0 = ch * CHUNK
-    return c0, np.ascontiguousarray(Xt[:, c0:]), _leaf_scratch(lf[0], np.int64(Xt.shape[1] - c0))
+    return c0, np.ascontiguousarray(Xt[:, c0:]), _leaf_scratch(lf, np.int64(Xt.shape[1] - c0))
 
 
 @njit(parallel=True, cache=True, fastmath=True)
@@ -359,7 +421,7 @@ def tree_predict(X, Zt, kind, start, stop, items, woff, wsq, alpha):
     n_chunks = (m + CHUNK - 1) // CHUNK
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
-        scratch = _leaf_scratch(lf[0], mp)
+        scratch = _leaf_scratch(lf, mp)
         for u in range(ch * CHUNK, min(m, (ch + 1) * CHUNK)):
             _row_kernels(X[u], Zt, kind, start, stop, items, woff, wsq, Krow, lf, scratch)
             top = Krow[nn - 1]
@@ -380,15 +442,16 @@ def _backward_scratch(n_leaves, d, width):
 
 
 @njit(cache=True, fastmath=True)
-def _row_backward_from(xu, Zr, Zr2, c0, v0, kind, start, stop, items, woff, w, wsq, Krow, B, lf, scratch, g):
+def _row_backward_from(xu, Zr, Zr2, c0, v0, kind, start, stop, items, woff, w, wsq, Krow, Erow, B, lf, scratch, g):
     """The backward pass of :func:`tree_gradient` for one row, columns v >= v0 (slices, as in
     :func:`_row_kernels_from`): B[root] holds the row's weights W_u., Krow its node kernels; adds the row's
     dk/dtheta contractions to g. Inner nodes first, parents before children, each passing B_c = 2 w_i^2 B_n K_n
     down; then every leaf at once: with H_l = B_l K_l, a leaf's sum_v H_l(v) (x_j - z_vj)^2 is x_j^2 sum_v H_l(v)
     - 2 x_j (H_l Z)_j + (H_l (Z o Z))_j, two matrix products for all leaves (BLAS; Zr = Z[c0:], Zr2 = Zr o Zr,
     c0 <= v0, H zero on the columns before v0), where one pass per four features summed (x_j - z_vj)^2 terms
-    until 2026-12-03 (see :func:`tree_kernel`'s timing)."""
-    _, leaf_of, _, _ = lf
+    until 2026-12-03 (see :func:`tree_kernel`'s timing). An ``exact`` child's 1 - K_c comes from its exponent in
+    Erow (the forward pass's scratch, :data:`EPS_COMPLEMENT`), as the forward pass took it."""
+    _, leaf_of, _, _, exact = lf
     Hc, h0, S1, S2 = scratch
     mq, nn = c0 + Zr.shape[0] - v0, kind.shape[0]
     skip = v0 - c0
@@ -412,14 +475,21 @@ def _row_backward_from(xu, Zr, Zr2, c0, v0, kind, start, stop, items, woff, w, w
             for t in range(start[n], stop[n]):
                 c = items[t]
                 i = woff[n] + t - start[n]
-                Kc = Krow[c][v0:]
                 Bc = B[c][v0:]
                 factor = 2.0 * wsq[i]
                 s = 0.0
-                for v in range(mq):
-                    common = Bn[v] * Kn[v]
-                    s += common * (1.0 - Kc[v])
-                    Bc[v] = common * factor
+                Kc = Krow[c][v0:]
+                if exact[c]:
+                    ec = Erow[c][v0 - c0:]
+                    for v in range(mq):
+                        common = Bn[v] * Kn[v]
+                        s += common * one_minus_exp(ec[v], Kc[v])
+                        Bc[v] = common * factor
+                else:
+                    for v in range(mq):
+                        common = Bn[v] * Kn[v]
+                        s += common * (1.0 - Kc[v])
+                        Bc[v] = common * factor
                 g[i] += -4.0 * w[i] * s
     np.dot(Hc, Zr, S1)
     np.dot(Hc, Zr2, S2)
@@ -460,7 +530,7 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
     scale = -2.0 / (m * k)
     for ch in prange(n_chunks):
         Krow = np.empty((nn, mp))
-        scratch = _leaf_scratch(lf[0], mp)
+        scratch = _leaf_scratch(lf, mp)
         B = np.empty((nn, mp))
         back = _backward_scratch(n_leaves, d, mp)
         r = np.empty(k)
@@ -495,7 +565,8 @@ def tree_gradient(X, Zt, kind, start, stop, items, woff, w, R, A, mode):
                 a = At[c]
                 for v in range(mp):
                     root[v] += rc * a[v]
-            _row_backward_from(X[u], Z, Z2, 0, 0, kind, start, stop, items, woff, w, wsq, Krow, B, lf, back, g)
+            _row_backward_from(X[u], Z, Z2, 0, 0, kind, start, stop, items, woff, w, wsq, Krow, scratch[3], B, lf,
+                               back, g)
     out = np.zeros(nw)
     for ch in range(n_chunks):
         out += G[ch]
@@ -547,7 +618,8 @@ def tree_gradient_symmetric(X, Xt, kind, start, stop, items, woff, w, V, A):
                     vv = Vt[c][v0:]
                     for v in range(mq):
                         root[v] += vu * a[v] + vv[v] * au
-                _row_backward_from(X[u], Xr, Xr2, c0, v0, kind, start, stop, items, woff, w, wsq, Krow, B, lf, back, g)
+                _row_backward_from(X[u], Xr, Xr2, c0, v0, kind, start, stop, items, woff, w, wsq, Krow, scratch[3], B,
+                                   lf, back, g)
     out = np.zeros(nw)
     for p in range(n_pairs):
         out += G[p]

@@ -225,7 +225,6 @@ def test_large_inner_weights_take_one_minus_k_from_the_childs_exponent(spec):
     for P, Q, got in [(A, A, kernel(arch, w, A)), (A, B, kernel(arch, w, A, B))]:
         ref = np.exp(-_exponent_ld(arch.root, w, P, Q)).astype(float)
         assert np.max(np.abs(got - ref)) <= 1e-9
-    ref = np.exp(-_exponent_ld(arch.root, w, A, A)).astype(float)
     assert np.min(np.linalg.eigvalsh(kernel(arch, w, A))) >= -1e-9
     alpha = rng.normal(size=len(B))
     assert np.allclose(kernel_predict(arch, w, A, B, alpha),

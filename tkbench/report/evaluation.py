@@ -214,7 +214,7 @@ def selection_table(res) -> TableModel | None:
         cells.append((ds, method, held_out, picks, chosen, seconds))
         if failures:
             failed_notes.append(f"{method} on {ds}: a CV candidate failed on a fold, so it has no mean and was not "
-                                f"chosen: " + "; ".join(dict.fromkeys(failures[:3])))
+                                "chosen: " + "; ".join(dict.fromkeys(failures[:3])))
         names += [n for n in dict.fromkeys(_column(c["architecture"]) for p in picks for c in p) if n not in names]
     if not cells:
         return None

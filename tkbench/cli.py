@@ -77,6 +77,8 @@ def run(
     backend: str = typer.Option("loky", "--backend", metavar="NAME", help="loky | dask"),
     address: str = typer.Option(None, "--address", metavar="ADDRESS", help="dask scheduler address"),
     splits: int = typer.Option(None, "--splits", min=1, metavar="K", help="run only the first K splits"),
+    split_ids: str = typer.Option(None, "--split-ids", metavar="LIST", help="run only these splits, numbered from 0 "
+                                  "as the rows number them: comma-separated numbers and ranges, e.g. 2 or 0-4,10"),
     only: list[str] = typer.Option(None, "--only", metavar="PATTERN",
                                    help="DATASET/METHOD glob (repeatable, or several comma-separated), e.g. "
                                         "liver/svm* or 'liver/*,pima/*'"),
@@ -113,9 +115,12 @@ def run(
         raise typer.Exit(2)
     signal.signal(signal.SIGTERM, _interrupt)  # `kill PID` stops the workers and their runs like Ctrl-C
     try:
+        from tkbench.bench.plan import parse_split_ids
+
+        ids = None if split_ids is None else parse_split_ids(split_ids)
         exp = load_config(config)
         outcome = run_experiment(exp, out_dir=out_dir, n_jobs=jobs, backend=backend, address=address,
-                                 only=_patterns(only), splits=splits, force=force, dry_run=dry_run,
+                                 only=_patterns(only), splits=splits, split_ids=ids, force=force, dry_run=dry_run,
                                  console=err, progress=progress, reuse=reuse or None, skip_failed=skip_failed,
                                  order=order, threads=threads)
     except TkbenchError as exc:

@@ -13,11 +13,12 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.conftest import tiny_config
-from tkbench.bench.plan import make_plan
+from tkbench.bench.plan import make_plan, parse_split_ids
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
 from tkbench.cli import app
 from tkbench.config import load_config
+from tkbench.errors import InputError
 
 METRIC_FIELDS = ("accuracy", "mse", "balanced_accuracy", "chosen_params", "n_train", "n_test", "train_accuracy")
 
@@ -204,6 +205,48 @@ def test_force_only_and_dry_run(write_config, tmp_path):
     assert forced.exit_code == 0
     assert all(r["attempt"] != stamps[r["key"]] for r in ResultStore(out).rows())
     assert (out / "config.yaml").exists()
+
+
+@pytest.mark.parametrize("text, ids", [("2", [2]), ("0-2", [0, 1, 2]), (" 4, 0-1 ,1", [0, 1, 4]), ("3-3", [3])])
+def test_split_ids_parse_numbers_and_ranges(text, ids):
+    assert parse_split_ids(text) == ids
+
+
+@pytest.mark.parametrize("text, item", [("", ""), ("2,", ""), ("a", "a"), ("-1", "-1"), ("3-1", "3-1"),
+                                        ("1-2-3", "1-2-3"), ("1.5", "1.5"), ("0, x", "x")])
+def test_split_ids_refuse_anything_else_naming_the_item(text, item):
+    with pytest.raises(InputError, match=f"--split-ids '{text}': '{item}' is not a split number"):
+        parse_split_ids(text)
+
+
+def test_split_ids_run_those_splits_with_the_whole_plans_keys(write_config, tmp_path):
+    """``--split-ids`` keeps the runs of the named splits, with the keys (and so seeds and rows) they have in the
+    whole plan: two lanes, each on its own splits and folder, make the rows one sweep would. Split numbers that
+    select nothing, or a malformed list, stop with exit 2 and say what was expected."""
+    path = write_config(tiny_config())
+    exp = load_config(path)
+    whole = make_plan(exp)
+    some = make_plan(exp, only=["liver/rf"], split_ids=[0, 2])
+    assert [(s.label, s.method, s.split) for s in some] == [("liver", "rf", 0), ("liver", "rf", 2)]
+    assert {s.key for s in some} <= {s.key for s in whole}
+    assert make_plan(exp, splits=2, split_ids=[1, 2]) == [s for s in whole if s.split == 1]
+    out = tmp_path / "out"
+    runner = CliRunner()
+    ran = runner.invoke(app, ["run", str(path), "--only", "liver/rf", "--split-ids", "1", "--out", str(out),
+                              "--no-progress"])
+    assert ran.exit_code == 0, ran.output
+    assert [r["split"] for r in ResultStore(out).rows()] == [1]
+    dry = runner.invoke(app, ["run", str(path), "--only", "liver/rf", "--dry-run", "--out", str(out)])
+    assert "3 runs, 1 done, 2 to run" in " ".join(dry.output.split())
+    none = runner.invoke(app, ["run", str(path), "--split-ids", "3,4", "--out", str(out)])
+    assert none.exit_code == 2 and "Traceback" not in none.output
+    assert "--split-ids 3, 4: selects no run of" in " ".join(none.output.split())
+    assert "have splits 0-2, numbered from 0" in " ".join(none.output.split())
+    cut = runner.invoke(app, ["run", str(path), "--splits", "1", "--split-ids", "1", "--out", str(out)])
+    assert cut.exit_code == 2 and "have splits 0, numbered from 0" in " ".join(cut.output.split())
+    bad = runner.invoke(app, ["run", str(path), "--split-ids", "1-x", "--out", str(out)])
+    assert bad.exit_code == 2 and "'1-x' is not a split number" in bad.output and "Traceback" not in bad.output
+    assert [r["split"] for r in ResultStore(out).rows()] == [1]
 
 
 def test_dry_run_names_runs_with_saved_states_and_stale_state_files(write_config, tmp_path):

@@ -1,6 +1,7 @@
 """Config -> run specs (:mod:`tkbench.bench.spec`), each with a stable key.
 
-The plan walks the config's datasets and methods (restricted by ``--only`` patterns and ``--splits``); what runs
+The plan walks the config's datasets and methods (restricted by ``--only`` patterns, ``--splits`` and
+``--split-ids``); what runs
 one (dataset, method) cell becomes is its experiment kind's business (:mod:`tkbench.kinds`): splits for
 ``accuracy``, ``convergence`` and ``surface``, (size m, varied value, repeat) for ``scaling``, draws for
 ``density``, one grid for ``landscape``. A method runs on the datasets whose task its family supports (or on
@@ -9,10 +10,12 @@ the ones it names); :func:`empty_cells` lists the pairs left out and why.
 from __future__ import annotations
 
 import fnmatch
+import re
 
 from tkbench.bench.spec import RunSpec
 from tkbench.config import Experiment
 from tkbench.data import dataset_fingerprint, task_of
+from tkbench.errors import InputError
 from tkbench.kinds import get_kind
 
 
@@ -63,8 +66,30 @@ def excluded_cells(exp: Experiment) -> list[tuple[str, str]]:
             for ds in exp.datasets if not m.runs_on(ds.label)]
 
 
-def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None = None) -> list[RunSpec]:
-    """Every run of the experiment (restricted by ``only`` patterns ``DATASET/METHOD`` and the first ``splits``)."""
+_SPLIT_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def parse_split_ids(text: str) -> list[int]:
+    """``--split-ids``: comma-separated split numbers and inclusive ranges, numbered from 0 as the rows and reports
+    number them (a scaling sweep's repeats likewise), e.g. ``"2"``, ``"0-4,10"``; sorted, without repeats. Anything
+    else is an :class:`InputError` naming the item and the expected form."""
+    ids: set[int] = set()
+    items = [item.strip() for item in str(text).split(",")]
+    for item in items:
+        found = _SPLIT_ITEM.match(item)
+        if found is None or (found.group(2) is not None and int(found.group(2)) < int(found.group(1))):
+            raise InputError(f"--split-ids {text!r}: {item!r} is not a split number or a range A-B with A <= B; "
+                             "expected comma-separated numbers and ranges counted from 0, e.g. 2 or 0-4,10")
+        first = int(found.group(1))
+        ids.update(range(first, int(found.group(2) or first) + 1))
+    return sorted(ids)
+
+
+def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None = None,
+              split_ids: list[int] | None = None) -> list[RunSpec]:
+    """Every run of the experiment (restricted by ``only`` patterns ``DATASET/METHOD``, the first ``splits`` and
+    the splits numbered ``split_ids``: a filter on each run's ``split``, after the kind has made its runs, so
+    a run keeps the key, seed and shared CV it has in the whole plan)."""
     only = list(only or [])
     kind = get_kind(exp.kind)
     n_splits = exp.protocol.splits if splits is None else min(splits, exp.protocol.splits)
@@ -77,4 +102,7 @@ def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None
             tasks = supported[m.name]
             if _matches(ds.label, m.name, only) and m.runs_on(ds.label) and (tasks is None or task in tasks):
                 specs.extend(kind.specs(exp, ds, m, task, fp, n_splits, splits))
+    if split_ids is not None:
+        wanted = set(split_ids)
+        specs = [s for s in specs if s.split in wanted]
     return specs

@@ -138,6 +138,7 @@ def run_experiment(
     address: str | None = None,
     only: list[str] | None = None,
     splits: int | None = None,
+    split_ids: list[int] | None = None,
     force: bool = False,
     dry_run: bool = False,
     console: Console | None = None,
@@ -156,7 +157,9 @@ def run_experiment(
     ``"cheap-first"`` (:func:`tkbench.bench.cost.cheapest_cells_first`); runs that continue from a saved state run
     first either way. ``threads``: at most this many BLAS / numba threads per run (the config's
     ``protocol.blas_threads`` and ``cores // workers`` still bound it), to leave cores to other work, a second
-    sweep say; each row records the threads it ran with."""
+    sweep say; each row records the threads it ran with. ``split_ids``: only the runs of these splits (numbered
+    from 0; :func:`~tkbench.bench.plan.parse_split_ids`), e.g. one share of a sweep's splits per machine or lane,
+    each into its own folder; they keep the keys they have in the whole plan, so the folders' rows merge."""
     from tkbench.bench.cost import ORDERS
 
     if order not in ORDERS:
@@ -167,7 +170,9 @@ def run_experiment(
     store = ResultStore(out)
     check_only(exp, only)
     check_same_config(exp, store)
-    plan = make_plan(exp, only=only, splits=splits)
+    plan = make_plan(exp, only=only, splits=splits, split_ids=split_ids)
+    if split_ids is not None and not plan:
+        check_split_ids(exp, split_ids, make_plan(exp, only=only, splits=splits))
     if not force:
         check_csv_unchanged(plan, store)
     if dry_run:
@@ -199,7 +204,7 @@ def run_experiment(
             gate.note_rows(store.rows())
             console.print(gate.describe(pending), markup=False, highlight=False)
         _print_empty(console, exp, listing=True)
-        whole = plan if only is None and splits is None else make_plan(exp)
+        whole = plan if only is None and splits is None and split_ids is None else make_plan(exp)
         _print_saved_states(console, store, pending, whole)
         return RunOutcome(planned=len(plan), skipped=len(plan) - len(pending), executed=0, out=out)
     needed = todo(plan, store, force, skip_failed)
@@ -637,6 +642,30 @@ def check_only(exp: Experiment, only: list[str] | None) -> None:
             listed = ", ".join(cells[:30]) + (f" and {len(cells) - 30} more" if len(cells) > 30 else "")
             raise InputError(f"--only {pattern!r} matches no run of {exp.source or exp.name}: expected DATASET/METHOD "
                              f"(shell-style wildcards) matching one of {listed}")
+
+
+def check_split_ids(exp: Experiment, split_ids: list[int], runs: list[RunSpec]) -> None:
+    """``--split-ids`` that select none of the runs ``--only`` and ``--splits`` leave (``runs``): a typo or a
+    count off by one (splits are numbered from 0), not an empty sweep."""
+    have = sorted({s.split for s in runs})
+    where = exp.source or exp.name
+    if not have:
+        return
+    shown = ", ".join(map(str, split_ids[:10])) + (" ..." if len(split_ids) > 10 else "")
+    raise InputError(f"--split-ids {shown}: selects no run of {where}; its runs (after --only and --splits) have "
+                     f"splits {_ranges(have)}, numbered from 0")
+
+
+def _ranges(ids: list[int]) -> str:
+    """Sorted split numbers as ranges: [0, 1, 2, 5] -> "0-2, 5"."""
+    parts, start = [], None
+    for i, v in enumerate(ids):
+        if start is None:
+            start = v
+        if i + 1 == len(ids) or ids[i + 1] != v + 1:
+            parts.append(str(start) if start == v else f"{start}-{v}")
+            start = None
+    return ", ".join(parts)
 
 
 def check_same_config(exp: Experiment, store: ResultStore) -> None:

@@ -24,8 +24,6 @@ FOLDERS = sorted({p.parent.parent for p in (ROOT / "results").glob("*/rows/*.jso
 INCOMPLETE: dict[str, dict[str, str]] = {}
 # config name -> {"dataset/method" glob: why}
 IN_PROGRESS: dict[str, dict[str, str]] = {
-    "steinwart2016_table1": {"*/HGK_cv_refit": "issue 50: HGK_cv_refit's 3 draws run over several sessions with "
-                                               "resume"},
     "investigate_gas_turbine_cv": {"gas_turbine/tk_fw_cv8000": "issue 50: the CV on 8000 Gas Turbine rows, added "
                                    "2026-12-02 (the 4000-row runs took 0.2-0.4 core-hours each); over several sessions"},
 }

@@ -219,6 +219,13 @@ def test_split_ids_refuse_anything_else_naming_the_item(text, item):
         parse_split_ids(text)
 
 
+def test_split_ids_refuse_numbers_no_config_can_have():
+    """A split number beyond any config's splits is refused before a range of it is built in memory."""
+    with pytest.raises(InputError, match="'0-99999999999' goes beyond the largest split number a config can have"):
+        parse_split_ids("0-99999999999")
+    assert parse_split_ids("9999") == [9999]
+
+
 def test_split_ids_run_those_splits_with_the_whole_plans_keys(write_config, tmp_path):
     """``--split-ids`` keeps the runs of the named splits, with the keys (and so seeds and rows) they have in the
     whole plan: two lanes, each on its own splits and folder, make the rows one sweep would. Split numbers that

@@ -13,7 +13,7 @@ import fnmatch
 import re
 
 from tkbench.bench.spec import RunSpec
-from tkbench.config import Experiment
+from tkbench.config import MAX_SPLITS, Experiment
 from tkbench.data import dataset_fingerprint, task_of
 from tkbench.errors import InputError
 from tkbench.kinds import get_kind
@@ -80,8 +80,11 @@ def parse_split_ids(text: str) -> list[int]:
         if found is None or (found.group(2) is not None and int(found.group(2)) < int(found.group(1))):
             raise InputError(f"--split-ids {text!r}: {item!r} is not a split number or a range A-B with A <= B; "
                              "expected comma-separated numbers and ranges counted from 0, e.g. 2 or 0-4,10")
-        first = int(found.group(1))
-        ids.update(range(first, int(found.group(2) or first) + 1))
+        first, last = int(found.group(1)), int(found.group(2) or found.group(1))
+        if last >= MAX_SPLITS:  # a config has at most MAX_SPLITS splits; and no huge range is built in memory
+            raise InputError(f"--split-ids {text!r}: {item!r} goes beyond the largest split number a config can "
+                             f"have ({MAX_SPLITS - 1}); expected comma-separated numbers and ranges counted from 0")
+        ids.update(range(first, last + 1))
     return sorted(ids)
 
 

@@ -648,12 +648,11 @@ def check_split_ids(exp: Experiment, split_ids: list[int], runs: list[RunSpec]) 
     """``--split-ids`` that select none of the runs ``--only`` and ``--splits`` leave (``runs``): a typo or a
     count off by one (splits are numbered from 0), not an empty sweep."""
     have = sorted({s.split for s in runs})
-    where = exp.source or exp.name
-    if not have:
+    if not have:  # --only / --splits left nothing: the sweep's own "matched no run" says so
         return
     shown = ", ".join(map(str, split_ids[:10])) + (" ..." if len(split_ids) > 10 else "")
-    raise InputError(f"--split-ids {shown}: selects no run of {where}; its runs (after --only and --splits) have "
-                     f"splits {_ranges(have)}, numbered from 0")
+    raise InputError(f"--split-ids {shown}: selects no run of {exp.source or exp.name}; its runs (after --only and "
+                     f"--splits) have splits {_ranges(have)}, numbered from 0")
 
 
 def _ranges(ids: list[int]) -> str:

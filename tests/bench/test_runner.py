@@ -247,10 +247,12 @@ def test_split_ids_run_those_splits_with_the_whole_plans_keys(write_config, tmp_
     assert "3 runs, 1 done, 2 to run" in " ".join(dry.output.split())
     none = runner.invoke(app, ["run", str(path), "--split-ids", "3,4", "--out", str(out)])
     assert none.exit_code == 2 and "Traceback" not in none.output
-    assert "--split-ids 3, 4: selects no run of" in " ".join(none.output.split())
+    assert "--split-ids 3-4: selects no run of" in " ".join(none.output.split())
     assert "have splits 0-2, numbered from 0" in " ".join(none.output.split())
     cut = runner.invoke(app, ["run", str(path), "--splits", "1", "--split-ids", "1", "--out", str(out)])
     assert cut.exit_code == 2 and "have splits 0, numbered from 0" in " ".join(cut.output.split())
+    wide = runner.invoke(app, ["run", str(path), "--split-ids", "5,7-9999", "--out", str(out)])
+    assert wide.exit_code == 2 and "--split-ids 5, 7-9999: selects no run" in " ".join(wide.output.split())
     bad = runner.invoke(app, ["run", str(path), "--split-ids", "1-x", "--out", str(out)])
     assert bad.exit_code == 2 and "'1-x' is not a split number" in bad.output and "Traceback" not in bad.output
     assert [r["split"] for r in ResultStore(out).rows()] == [1]

@@ -650,13 +650,13 @@ def check_split_ids(exp: Experiment, split_ids: list[int], runs: list[RunSpec]) 
     have = sorted({s.split for s in runs})
     if not have:  # --only / --splits left nothing: the sweep's own "matched no run" says so
         return
-    shown = ", ".join(map(str, split_ids[:10])) + (" ..." if len(split_ids) > 10 else "")
-    raise InputError(f"--split-ids {shown}: selects no run of {exp.source or exp.name}; its runs (after --only and "
+    raise InputError(f"--split-ids {_ranges(split_ids)}: selects no run of {exp.source or exp.name}; its runs (after --only and "
                      f"--splits) have splits {_ranges(have)}, numbered from 0")
 
 
 def _ranges(ids: list[int]) -> str:
-    """Sorted split numbers as ranges: [0, 1, 2, 5] -> "0-2, 5"."""
+    """Sorted split numbers without repeats as ranges: [0, 1, 2, 5] -> "0-2, 5" (a long ``--split-ids`` range
+    stays one item in a message)."""
     parts, start = [], None
     for i, v in enumerate(ids):
         if start is None:

@@ -22,11 +22,8 @@ FOLDERS = sorted({p.parent.parent for p in (ROOT / "results").glob("*/rows/*.jso
                   if (ROOT / "configs" / f"{p.parent.parent.name}.yaml").exists()})
 # config name -> {"dataset/method": why its planned runs are not all stored}; empty while every plan is complete
 INCOMPLETE: dict[str, dict[str, str]] = {}
-# config name -> {"dataset/method" glob: why}
-IN_PROGRESS: dict[str, dict[str, str]] = {
-    "investigate_gas_turbine_cv": {"gas_turbine/tk_fw_cv8000": "issue 50: the CV on 8000 Gas Turbine rows, added "
-                                   "2026-12-02 (the 4000-row runs took 0.2-0.4 core-hours each); over several sessions"},
-}
+# config name -> {"dataset/method" glob: why the cell is still sweeping}; empty while no sweep is under way
+IN_PROGRESS: dict[str, dict[str, str]] = {}
 
 
 def missing_runs(folder: Path) -> dict[str, list[int]]:

@@ -650,8 +650,8 @@ def check_split_ids(exp: Experiment, split_ids: list[int], runs: list[RunSpec]) 
     have = sorted({s.split for s in runs})
     if not have:  # --only / --splits left nothing: the sweep's own "matched no run" says so
         return
-    raise InputError(f"--split-ids {_ranges(split_ids)}: selects no run of {exp.source or exp.name}; its runs (after --only and "
-                     f"--splits) have splits {_ranges(have)}, numbered from 0")
+    raise InputError(f"--split-ids {_ranges(split_ids)}: selects no run of {exp.source or exp.name}; its runs "
+                     f"(after --only and --splits) have splits {_ranges(have)}, numbered from 0")
 
 
 def _ranges(ids: list[int]) -> str:

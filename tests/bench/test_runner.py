@@ -13,7 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.conftest import tiny_config
-from tkbench.bench.plan import make_plan, parse_split_ids
+from tkbench.bench.plan import format_split_ids, make_plan, parse_split_ids
 from tkbench.bench.runner import run_experiment
 from tkbench.bench.store import ResultStore
 from tkbench.cli import app
@@ -210,6 +210,13 @@ def test_force_only_and_dry_run(write_config, tmp_path):
 @pytest.mark.parametrize("text, ids", [("2", [2]), ("0-2", [0, 1, 2]), (" 4, 0-1 ,1", [0, 1, 4]), ("3-3", [3])])
 def test_split_ids_parse_numbers_and_ranges(text, ids):
     assert parse_split_ids(text) == ids
+
+
+@pytest.mark.parametrize("ids, text", [([2], "2"), ([0, 1, 2, 5], "0-2, 5"), ([0, 2, 3, 4, 9, 10], "0, 2-4, 9-10"),
+                                       ([], "")])
+def test_split_ids_format_as_ranges_that_parse_back(ids, text):
+    assert format_split_ids(ids) == text
+    assert not ids or parse_split_ids(text) == ids
 
 
 @pytest.mark.parametrize("text, item", [("", ""), ("2,", ""), ("a", "a"), ("-1", "-1"), ("3-1", "3-1"),

@@ -1,10 +1,9 @@
 """Config -> run specs (:mod:`tkbench.bench.spec`), each with a stable key.
 
 The plan walks the config's datasets and methods (restricted by ``--only`` patterns, ``--splits`` and
-``--split-ids``); what runs
-one (dataset, method) cell becomes is its experiment kind's business (:mod:`tkbench.kinds`): splits for
-``accuracy``, ``convergence`` and ``surface``, (size m, varied value, repeat) for ``scaling``, draws for
-``density``, one grid for ``landscape``. A method runs on the datasets whose task its family supports (or on
+``--split-ids``); what runs one (dataset, method) cell becomes is its experiment kind's business
+(:mod:`tkbench.kinds`): splits for ``accuracy``, ``convergence`` and ``surface``, (size m, varied value, repeat)
+for ``scaling``, draws for ``density``, one grid for ``landscape``. A method runs on the datasets whose task its family supports (or on
 the ones it names); :func:`empty_cells` lists the pairs left out and why.
 """
 from __future__ import annotations
@@ -86,6 +85,19 @@ def parse_split_ids(text: str) -> list[int]:
                              f"have ({MAX_SPLITS - 1}); expected comma-separated numbers and ranges counted from 0")
         ids.update(range(first, last + 1))
     return sorted(ids)
+
+
+def format_split_ids(ids: list[int]) -> str:
+    """The inverse of :func:`parse_split_ids` for messages: sorted split numbers without repeats as ranges,
+    [0, 1, 2, 5] -> "0-2, 5" (a long ``--split-ids`` range stays one item)."""
+    parts, start = [], None
+    for i, v in enumerate(ids):
+        if start is None:
+            start = v
+        if i + 1 == len(ids) or ids[i + 1] != v + 1:
+            parts.append(str(start) if start == v else f"{start}-{v}")
+            start = None
+    return ", ".join(parts)
 
 
 def make_plan(exp: Experiment, only: list[str] | None = None, splits: int | None = None,

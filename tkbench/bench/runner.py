@@ -30,7 +30,7 @@ from rich.table import Table
 from tkbench.bench import backends, provenance
 from tkbench.bench.cost import run_seconds
 from tkbench.bench.isolation import run_isolated
-from tkbench.bench.plan import RunSpec, empty_cells, excluded_cells, make_plan
+from tkbench.bench.plan import RunSpec, empty_cells, excluded_cells, format_split_ids, make_plan
 from tkbench.bench.preflight import check_data, check_requirements
 from tkbench.bench.store import ResultStore, check_folder_path, unwritable, write_json_atomic
 from tkbench.config import Experiment
@@ -650,21 +650,8 @@ def check_split_ids(exp: Experiment, split_ids: list[int], runs: list[RunSpec]) 
     have = sorted({s.split for s in runs})
     if not have:  # --only / --splits left nothing: the sweep's own "matched no run" says so
         return
-    raise InputError(f"--split-ids {_ranges(split_ids)}: selects no run of {exp.source or exp.name}; its runs "
-                     f"(after --only and --splits) have splits {_ranges(have)}, numbered from 0")
-
-
-def _ranges(ids: list[int]) -> str:
-    """Sorted split numbers without repeats as ranges: [0, 1, 2, 5] -> "0-2, 5" (a long ``--split-ids`` range
-    stays one item in a message)."""
-    parts, start = [], None
-    for i, v in enumerate(ids):
-        if start is None:
-            start = v
-        if i + 1 == len(ids) or ids[i + 1] != v + 1:
-            parts.append(str(start) if start == v else f"{start}-{v}")
-            start = None
-    return ", ".join(parts)
+    raise InputError(f"--split-ids {format_split_ids(split_ids)}: selects no run of {exp.source or exp.name}; its runs "
+                     f"(after --only and --splits) have splits {format_split_ids(have)}, numbered from 0")
 
 
 def check_same_config(exp: Experiment, store: ResultStore) -> None:
